@@ -1,0 +1,1 @@
+"""Federated-learning methods and the width-sliceable models they train."""

@@ -1,0 +1,42 @@
+"""Parameter and multiply-accumulate counts of (sub-)models."""
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+from torch.utils.flop_counter import FlopCounterMode
+
+from methods.extraction import kept_units
+from methods.models.slicing import SliceableFamily
+
+
+def parameter_count(module: nn.Module) -> int:
+    """Number of parameter scalars (buffers excluded)."""
+    return sum(p.numel() for p in module.parameters())
+
+
+def mac_count(module: nn.Module, example_input: Tensor) -> int:
+    """Multiply-accumulates of one forward pass on ``example_input`` (FlopCounterMode flops / 2).
+
+    Counts matmuls and convolutions only. Uses ``module.stepwise_forward`` when present,
+    since the counter does not see fused kernels such as nn.LSTM's. Runs in eval mode so
+    that buffers are left untouched.
+    """
+    forward = getattr(module, "stepwise_forward", module)
+    was_training = module.training
+    module.eval()
+    try:
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            forward(example_input)
+    finally:
+        module.train(was_training)
+    return counter.get_total_flops() // 2
+
+
+def cost_fractions(family: SliceableFamily, width: float,
+                   example_input: Tensor) -> tuple[float, float]:
+    """(params, MACs) of the width-``width`` prefix sub-model as fractions of the full model's."""
+    full = family.build()
+    sub = family.build({g: kept_units(n, width) for g, n in family.groups.items()})
+    params = parameter_count(sub) / parameter_count(full)
+    macs = mac_count(sub, example_input) / mac_count(full, example_input)
+    return params, macs

@@ -1,0 +1,1 @@
+"""Width-sliceable model families and the slicing machinery they share."""

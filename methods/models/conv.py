@@ -1,0 +1,93 @@
+"""HeteroFL's "Conv" model as a width-sliceable family (official code, src/models/conv.py)."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+
+import torch
+from torch import Tensor, nn
+
+from methods.models.slicing import Axis, SliceableFamily, default_init_
+
+
+class ConvNet(nn.Module):
+    """Conv3x3 -> BN -> ReLU -> MaxPool2d(2) blocks (no pool after the last), then avg-pool and Linear."""
+
+    def __init__(self, in_channels: int, num_classes: int, hidden: Sequence[int]) -> None:
+        super().__init__()
+        blocks = []
+        widths = [in_channels, *hidden]
+        for i, (c_in, c_out) in enumerate(zip(widths[:-1], widths[1:])):
+            layers: OrderedDict[str, nn.Module] = OrderedDict(
+                conv=nn.Conv2d(c_in, c_out, kernel_size=3, stride=1, padding=1),
+                bn=nn.BatchNorm2d(c_out, momentum=None, track_running_stats=True),
+                relu=nn.ReLU(),
+            )
+            if i < len(hidden) - 1:
+                layers["pool"] = nn.MaxPool2d(2)
+            blocks.append(nn.Sequential(layers))
+        self.blocks = nn.Sequential(*blocks)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Linear(hidden[-1], num_classes)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.classifier(self.pool(self.blocks(x)).flatten(1))
+
+
+class ConvFamily(SliceableFamily):
+    """Width-sliceable HeteroFL Conv; groups "block0".."blockK-1" are the blocks' channels.
+
+    The first conv sees all input channels; the classifier keeps all class rows and its
+    full bias, only its input columns are sliced. Batch norm is affine with cumulative
+    running statistics (``momentum=None``) that are buffers, never federated state; rebuild
+    them with ``calibrate_batchnorm`` before evaluation. HeteroFL's "scaler" (activations
+    times 1/p in training) is omitted: with batch norm directly after every conv it cancels.
+    """
+
+    def __init__(self, in_channels: int, num_classes: int, hidden: Sequence[int]) -> None:
+        if not hidden:
+            raise ValueError("hidden must list at least one block width")
+        self.in_channels = in_channels
+        self.num_classes = num_classes
+        self.hidden = tuple(int(h) for h in hidden)
+        self.groups = {f"block{i}": h for i, h in enumerate(self.hidden)}
+
+    def build(self, sizes: Mapping[str, int] | None = None, *,
+              generator: torch.Generator | None = None) -> nn.Module:
+        sizes = self.check_sizes(sizes)
+        model = ConvNet(self.in_channels, self.num_classes, [sizes[g] for g in self.groups])
+        if generator is not None:
+            default_init_(model, generator)
+        return model
+
+    def param_axes(self) -> dict[str, tuple[Axis | None, ...]]:
+        axes: dict[str, tuple[Axis | None, ...]] = {}
+        for i in range(len(self.hidden)):
+            out_axis = Axis(f"block{i}")
+            in_axis = Axis(f"block{i - 1}") if i > 0 else None
+            axes[f"blocks.{i}.conv.weight"] = (out_axis, in_axis, None, None)
+            axes[f"blocks.{i}.conv.bias"] = (out_axis,)
+            axes[f"blocks.{i}.bn.weight"] = (out_axis,)
+            axes[f"blocks.{i}.bn.bias"] = (out_axis,)
+        axes["classifier.weight"] = (None, Axis(f"block{len(self.hidden) - 1}"))
+        axes["classifier.bias"] = (None,)
+        return axes
+
+
+def calibrate_batchnorm(model: nn.Module, batches: Iterable[Tensor]) -> nn.Module:
+    """HeteroFL's static-BN pass: reset running stats, accumulate them over ``batches``; leave in eval mode.
+
+    Cumulative averaging needs ``momentum=None`` batch norms, as ``ConvFamily`` builds them.
+    """
+    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    for norm in norms:
+        if norm.momentum is not None or not norm.track_running_stats:
+            raise ValueError("calibrate_batchnorm needs BatchNorm with momentum=None and "
+                             "track_running_stats=True")
+        norm.reset_running_stats()
+    model.train()
+    with torch.no_grad():
+        for batch in batches:
+            model(batch)
+    model.eval()
+    return model

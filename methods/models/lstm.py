@@ -1,0 +1,88 @@
+"""Two-layer character LSTM (LEAF Shakespeare) as a width-sliceable family."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from methods.models.slicing import Axis, SliceableFamily, default_init_
+
+
+class CharLSTM(nn.Module):
+    """Embedding -> nn.LSTM -> Linear on the last time step: logits of the next character."""
+
+    def __init__(self, vocab_size: int, embed_dim: int, hidden: int, num_layers: int) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embed_dim)
+        self.lstm = nn.LSTM(embed_dim, hidden, num_layers, batch_first=True)
+        self.head = nn.Linear(hidden, vocab_size)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x: int64 [B, T] -> logits [B, vocab]."""
+        out, _ = self.lstm(self.embedding(x))
+        return self.head(out[:, -1])
+
+    def stepwise_forward(self, x: Tensor) -> Tensor:
+        """``forward`` unrolled in time with F.linear cell arithmetic (countable by FlopCounterMode)."""
+        seq = self.embedding(x)
+        batch, steps = x.shape
+        hidden = self.lstm.hidden_size
+        for layer in range(self.lstm.num_layers):
+            w_ih = getattr(self.lstm, f"weight_ih_l{layer}")
+            w_hh = getattr(self.lstm, f"weight_hh_l{layer}")
+            b_ih = getattr(self.lstm, f"bias_ih_l{layer}")
+            b_hh = getattr(self.lstm, f"bias_hh_l{layer}")
+            h = seq.new_zeros(batch, hidden)
+            c = seq.new_zeros(batch, hidden)
+            outputs = []
+            for t in range(steps):
+                gates = F.linear(seq[:, t], w_ih, b_ih) + F.linear(h, w_hh, b_hh)
+                i, f, g, o = gates.chunk(4, dim=1)  # PyTorch's gate order
+                c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+                h = torch.sigmoid(o) * torch.tanh(c)
+                outputs.append(h)
+            seq = torch.stack(outputs, dim=1)
+        return self.head(seq[:, -1])
+
+
+class CharLSTMFamily(SliceableFamily):
+    """Width-sliceable char LSTM; groups "layer0".."layerL-1" are each layer's hidden units.
+
+    Hidden units are sliced inside each of the four gate blocks; the embedding and the
+    output bias are shared in full, the output layer's input columns are sliced. All
+    layers share one nn.LSTM, so every layer must keep the same number of units.
+    """
+
+    def __init__(self, vocab_size: int = 95, embed_dim: int = 8, hidden: int = 256,
+                 num_layers: int = 2) -> None:
+        self.vocab_size = vocab_size
+        self.embed_dim = embed_dim
+        self.hidden = hidden
+        self.num_layers = num_layers
+        self.groups = {f"layer{k}": hidden for k in range(num_layers)}
+
+    def build(self, sizes: Mapping[str, int] | None = None, *,
+              generator: torch.Generator | None = None) -> nn.Module:
+        sizes = self.check_sizes(sizes)
+        widths = set(sizes.values())
+        if len(widths) != 1:
+            raise ValueError(f"all LSTM layers must keep the same number of units, got {sizes}")
+        model = CharLSTM(self.vocab_size, self.embed_dim, widths.pop(), self.num_layers)
+        if generator is not None:
+            default_init_(model, generator)
+        return model
+
+    def param_axes(self) -> dict[str, tuple[Axis | None, ...]]:
+        axes: dict[str, tuple[Axis | None, ...]] = {"embedding.weight": (None, None)}
+        for k in range(self.num_layers):
+            gates = Axis(f"layer{k}", blocks=4)
+            below = Axis(f"layer{k - 1}") if k > 0 else None
+            axes[f"lstm.weight_ih_l{k}"] = (gates, below)
+            axes[f"lstm.weight_hh_l{k}"] = (gates, Axis(f"layer{k}"))
+            axes[f"lstm.bias_ih_l{k}"] = (gates,)
+            axes[f"lstm.bias_hh_l{k}"] = (gates,)
+        axes["head.weight"] = (None, Axis(f"layer{self.num_layers - 1}"))
+        axes["head.bias"] = (None,)
+        return axes

@@ -1,0 +1,63 @@
+"""Parameter and MAC counts against hand formulas."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from methods.costs import cost_fractions, mac_count, parameter_count
+from methods.models.conv import ConvFamily
+from methods.models.lstm import CharLSTMFamily
+
+
+def test_conv2d_macs_hand_formula() -> None:
+    conv = nn.Conv2d(3, 8, kernel_size=3, padding=1)
+    # batch x out_channels x H x W x in_channels x kernel area
+    assert mac_count(conv, torch.zeros(2, 3, 10, 10)) == 2 * 8 * 10 * 10 * 3 * 9
+
+
+def test_linear_macs_and_params() -> None:
+    linear = nn.Linear(7, 5)
+    assert mac_count(linear, torch.zeros(4, 7)) == 4 * 7 * 5
+    assert parameter_count(linear) == 7 * 5 + 5
+
+
+def test_conv_family_full_counts() -> None:
+    model = ConvFamily(3, 10, [64, 128, 256, 512]).build()
+    assert parameter_count(model) == (
+        (64 * 3 * 9 + 64) + 2 * 64
+        + (128 * 64 * 9 + 128) + 2 * 128
+        + (256 * 128 * 9 + 256) + 2 * 256
+        + (512 * 256 * 9 + 512) + 2 * 512
+        + (512 * 10 + 10))
+    # 32x32, then 16x16, 8x8, 4x4 after each max-pool; no pool after the last block
+    assert mac_count(model, torch.zeros(1, 3, 32, 32)) == (
+        64 * 3 * 9 * 32 * 32 + 128 * 64 * 9 * 16 * 16 + 256 * 128 * 9 * 8 * 8
+        + 512 * 256 * 9 * 4 * 4 + 512 * 10)
+
+
+def test_conv_family_quarter_width_param_fraction() -> None:
+    family = ConvFamily(3, 10, [64, 128, 256, 512])
+    # conv weight + conv bias + BN gain and bias per block, then the classifier
+    full = ((64 * 3 * 9 + 64 + 2 * 64) + (128 * 64 * 9 + 128 + 2 * 128)
+            + (256 * 128 * 9 + 256 + 2 * 256) + (512 * 256 * 9 + 512 + 2 * 512)
+            + (512 * 10 + 10))
+    quarter = ((16 * 3 * 9 + 16 + 2 * 16) + (32 * 16 * 9 + 32 + 2 * 32)
+               + (64 * 32 * 9 + 64 + 2 * 64) + (128 * 64 * 9 + 128 + 2 * 128)
+               + (128 * 10 + 10))
+    params, macs = cost_fractions(family, 0.25, torch.zeros(1, 3, 32, 32))
+    assert params == pytest.approx(quarter / full, rel=1e-12)
+    assert 0.06 < macs < 0.07
+
+
+def test_lstm_macs_hand_formula() -> None:
+    family = CharLSTMFamily(vocab_size=95, embed_dim=8, hidden=16, num_layers=2)
+    steps = 5
+    expected = steps * (4 * 16 * (8 + 16) + 4 * 16 * (16 + 16)) + 16 * 95
+    assert mac_count(family.build(), torch.zeros(1, steps, dtype=torch.int64)) == expected
+
+
+def test_mac_count_leaves_mode_and_buffers_alone() -> None:
+    model = ConvFamily(3, 10, [4]).build().train()
+    mac_count(model, torch.randn(2, 3, 8, 8))
+    assert model.training and int(model.blocks[0].bn.num_batches_tracked) == 0
