@@ -1,0 +1,1 @@
+"""fedclaims harness: load claims and specs, plan and run experiments, verify, report."""

@@ -1,0 +1,390 @@
+"""Load and validate every claim and spec file, and check their cross-references.
+
+All problems of all files are collected and raised together as one SpecError;
+each names its file, line and field and, for a misspelling, the closest valid name.
+"""
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from harness.errors import Problem, SpecError, closest, did_you_mean, format_field
+from harness.kinds import KINDS
+from harness.kinds.base import ExperimentKind
+from harness.schema import claim as claim_schema
+from harness.schema.claim import Claim, ClaimFile
+from harness.schema.spec import ExperimentSpec
+from harness.yamlsource import Document, load_document
+
+TAGS = set(claim_schema.OBSERVATION_KEYS) | set(claim_schema.EXPECTATION_KEYS)
+VALUE_TESTS = (claim_schema.Between, claim_schema.Approx, claim_schema.Equals,
+               claim_schema.Below, claim_schema.Above)
+
+
+@dataclass
+class LoadedSpec:
+    spec: ExperimentSpec
+    doc: Document
+    kind: ExperimentKind
+
+    def resolve(self, variant: str, profile: str) -> BaseModel:
+        """The validated config of one variant at one profile (already checked at load)."""
+        return self.kind.config_model.model_validate(resolved_config(self.spec, variant, profile))
+
+
+@dataclass
+class LoadedClaim:
+    claim: Claim
+    paper: str
+    doc: Document
+    path: tuple[str | int, ...]
+
+    @property
+    def id(self) -> str:
+        return self.claim.id
+
+
+@dataclass
+class Catalog:
+    specs: dict[str, LoadedSpec] = field(default_factory=dict)
+    claims: list[LoadedClaim] = field(default_factory=list)
+    papers: dict[str, ClaimFile] = field(default_factory=dict)
+
+    def claim(self, claim_id: str) -> LoadedClaim:
+        for loaded in self.claims:
+            if loaded.id == claim_id:
+                return loaded
+        raise KeyError(claim_id)
+
+    def select(self, papers: Iterable[str] = (), pattern: str | None = None) -> list[LoadedClaim]:
+        """Claims of the given papers (all if none) whose id matches a glob or regex pattern."""
+        papers = set(papers)
+        regex = re.compile(_glob_to_regex(pattern)) if pattern else None
+        return [c for c in self.claims
+                if (not papers or c.paper in papers) and (regex is None or regex.search(c.id))]
+
+
+def _glob_to_regex(pattern: str) -> str:
+    if any(ch in pattern for ch in "*?") and not any(ch in pattern for ch in "^$()|+\\"):
+        return "^" + re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".") + "$"
+    return pattern
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Recursively merged copy; mappings merge key by key, anything else is replaced."""
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def resolved_config(spec: ExperimentSpec, variant: str, profile: str) -> dict[str, Any]:
+    """base config <- profile overrides <- variant config <- profile's override of that variant."""
+    prof = spec.profiles[profile]
+    config = deep_merge(spec.config, prof.overrides)
+    config = deep_merge(config, spec.variants[variant].config)
+    return deep_merge(config, prof.variant_overrides.get(variant, {}))
+
+
+# --- pydantic errors -> problems ------------------------------------------------
+
+def _data_path(data: Any, loc: tuple) -> tuple[str | int, ...]:
+    """Map a pydantic error location onto keys of the data, dropping union tags."""
+    path: list[str | int] = []
+    node = data
+    parts = list(loc)
+    for index, part in enumerate(parts):
+        following = parts[index + 1] if index + 1 < len(parts) else None
+        if isinstance(node, dict) and part in node:
+            child = node[part]
+            is_tag = (part in TAGS and following is not None and following in node
+                      and not (isinstance(child, dict) and following in child))
+            if is_tag:
+                continue
+            path.append(part)
+            node = child
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            path.append(part)
+            node = node[part]
+    return tuple(path)
+
+
+def _message(error: dict) -> tuple[str, tuple]:
+    """The message of one pydantic error and any extra path element it points at."""
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    if kind == "unknown_field":
+        return error["msg"], (ctx["field"],)
+    if kind in ("observation_kind", "expectation_kind") and isinstance(error.get("input"), dict):
+        valid = claim_schema.OBSERVATION_KEYS if kind == "observation_kind" else claim_schema.EXPECTATION_KEYS
+        for key in error["input"]:
+            match = closest(str(key), valid)
+            if match:
+                return f"{error['msg']}; found {key!r}, did you mean {match!r}?", (key,)
+        return error["msg"], ()
+    if kind == "literal_error":
+        expected = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        return error["msg"] + did_you_mean(str(error.get("input")), expected).replace(" (valid", " (expected"), ()
+    if kind == "missing":
+        return "required field is missing", ()
+    return error["msg"], ()
+
+
+def _problems_from(error: ValidationError, doc: Document, root: tuple = (), data: Any = None) -> list[Problem]:
+    problems = []
+    data = doc.data if data is None else data
+    for item in error.errors():
+        message, extra = _message(item)
+        path = (*root, *_data_path(data, item["loc"]), *extra)
+        if item["type"] == "missing":
+            path = (*path, item["loc"][-1]) if item["loc"] else path
+            problems.append(Problem(doc.file, doc.line_of(path[:-1]), format_field(path), message))
+        else:
+            problems.append(doc.problem(path, message))
+    return problems
+
+
+def _config_problems(error: ValidationError, loaded: ExperimentSpec, doc: Document,
+                     variant: str, profile: str, merged: dict) -> list[Problem]:
+    """Problems of a resolved config, placed at the file position that set the value."""
+    problems = []
+    for item in error.errors():
+        message, extra = _message(item)
+        loc = (*_data_path(merged, item["loc"]), *extra)
+        candidates = [("profiles", profile, "variant_overrides", variant, *loc),
+                      ("variants", variant, "config", *loc),
+                      ("profiles", profile, "overrides", *loc),
+                      ("config", *loc)]
+        if item["type"] == "missing":
+            candidates.append(("config",))
+            loc_text = format_field((*loc, item["loc"][-1]))
+            message = f"required field {loc_text!r} is missing (variant {variant!r}, profile {profile!r})"
+            problems.append(doc.problem(("config",), message))
+            continue
+        exact = next((c for c in candidates if c in doc.lines), None)
+        path = exact or max(candidates, key=lambda c: len(_existing_prefix(doc, c)))
+        problems.append(doc.problem(path, f"{message} (variant {variant!r}, profile {profile!r})"))
+    return problems
+
+
+def _existing_prefix(doc: Document, path: tuple) -> tuple:
+    while path and path not in doc.lines:
+        path = path[:-1]
+    return path
+
+
+# --- loading ------------------------------------------------------------------
+
+def _relative(path: Path, root: Path | None) -> Path:
+    if root is not None:
+        try:
+            return path.resolve().relative_to(root.resolve())
+        except ValueError:
+            pass
+    return path
+
+
+def _load_docs(directory: Path, root: Path | None, problems: list[Problem]) -> list[Document]:
+    if not directory.is_dir():
+        problems.append(Problem(directory, None, "<directory>", "directory does not exist"))
+        return []
+    docs = []
+    for file in sorted(directory.glob("*.yaml")):
+        try:
+            docs.append(load_document(file, _relative(file, root)))
+        except SpecError as error:
+            problems.extend(error.problems)
+    return docs
+
+
+def load_specs(specs_dir: Path, root: Path | None, problems: list[Problem]) -> dict[str, LoadedSpec]:
+    specs: dict[str, LoadedSpec] = {}
+    for doc in _load_docs(specs_dir, root, problems):
+        if not isinstance(doc.data, dict):
+            problems.append(doc.problem((), "a spec file must be a mapping"))
+            continue
+        try:
+            spec = ExperimentSpec.model_validate(doc.data)
+        except ValidationError as error:
+            problems.extend(_problems_from(error, doc))
+            continue
+        if spec.experiment in specs:
+            other = specs[spec.experiment].doc.file
+            problems.append(doc.problem(("experiment",), f"duplicate experiment id {spec.experiment!r} (also in {other})"))
+            continue
+        kind = KINDS.get(spec.kind)
+        if kind is None:
+            problems.append(doc.problem(("kind",), f"unknown experiment kind {spec.kind!r}{did_you_mean(spec.kind, KINDS)}"))
+            continue
+        before = len(problems)
+        _check_spec(spec, doc, kind, problems)
+        if len(problems) == before:
+            specs[spec.experiment] = LoadedSpec(spec, doc, kind)
+    return specs
+
+
+def _check_spec(spec: ExperimentSpec, doc: Document, kind: ExperimentKind, problems: list[Problem]) -> None:
+    for profile_name, profile in spec.profiles.items():
+        for variant in profile.variant_overrides:
+            if variant not in spec.variants:
+                problems.append(doc.problem(("profiles", profile_name, "variant_overrides", variant),
+                                            f"unknown variant {variant!r}{did_you_mean(variant, spec.variants)}"))
+    for index, figure in enumerate(spec.figures):
+        if figure.plot not in kind.plots:
+            problems.append(doc.problem(("figures", index, "plot"),
+                                        f"unknown plot {figure.plot!r} for kind {kind.name!r}{did_you_mean(figure.plot, kind.plots)}"))
+        for j, variant in enumerate(figure.variants):
+            if variant not in spec.variants:
+                problems.append(doc.problem(("figures", index, "variants", j),
+                                            f"unknown variant {variant!r}{did_you_mean(variant, spec.variants)}"))
+    seen: set[str] = set()
+    for profile_name in spec.profiles:
+        for variant in spec.variants:
+            merged = resolved_config(spec, variant, profile_name)
+            try:
+                kind.config_model.model_validate(merged)
+            except ValidationError as error:
+                for problem in _config_problems(error, spec, doc, variant, profile_name, merged):
+                    key = f"{problem.line}:{problem.field}:{problem.message.split(' (variant')[0]}"
+                    if key not in seen:
+                        seen.add(key)
+                        problems.append(problem)
+
+
+def load_claims(claims_dir: Path, root: Path | None, specs: dict[str, LoadedSpec],
+                spec_ids: set[str], problems: list[Problem]) -> tuple[list[LoadedClaim], dict[str, ClaimFile]]:
+    claims: list[LoadedClaim] = []
+    papers: dict[str, ClaimFile] = {}
+    first_seen: dict[str, Problem] = {}
+    for doc in _load_docs(claims_dir, root, problems):
+        if not isinstance(doc.data, dict):
+            problems.append(doc.problem((), "a claim file must be a mapping"))
+            continue
+        try:
+            claim_file = ClaimFile.model_validate(doc.data)
+        except ValidationError as error:
+            problems.extend(_problems_from(error, doc))
+            continue
+        papers[claim_file.paper] = claim_file
+        for index, claim in enumerate(claim_file.claims):
+            path = ("claims", index)
+            if claim.id in first_seen:
+                where = first_seen[claim.id]
+                problems.append(doc.problem((*path, "id"), f"duplicate claim id {claim.id!r} (first at {where.file}:{where.line})"))
+                continue
+            first_seen[claim.id] = doc.problem((*path, "id"), "")
+            loaded = LoadedClaim(claim, claim_file.paper, doc, path)
+            if _check_claim(loaded, specs, spec_ids, problems):
+                claims.append(loaded)
+    return claims, papers
+
+
+def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: set[str],
+                 problems: list[Problem]) -> bool:
+    claim, doc, path = loaded.claim, loaded.doc, loaded.path
+    before = len(problems)
+
+    def report(sub: tuple, message: str) -> None:
+        problems.append(doc.problem((*path, *sub), message))
+
+    target = specs.get(claim.experiment)
+    if target is None:
+        if claim.experiment in spec_ids:
+            report(("experiment",), f"experiment {claim.experiment!r} has errors of its own (see its spec file)")
+        else:
+            report(("experiment",), f"unknown experiment {claim.experiment!r}{did_you_mean(claim.experiment, spec_ids)}")
+        return False
+    spec, kind = target.spec, target.kind
+    if spec.paper != loaded.paper:
+        report(("experiment",), f"experiment {claim.experiment!r} belongs to paper {spec.paper!r}, not {loaded.paper!r}")
+    obs = claim.observe
+    variants_field = "of"
+    for j, variant in enumerate(obs.variants):
+        if variant not in spec.variants:
+            sub = ("observe", variants_field) if isinstance(obs.of, str) else ("observe", variants_field, j)
+            report(sub, f"unknown variant {variant!r} of experiment {spec.experiment!r}{did_you_mean(variant, spec.variants)}")
+    if isinstance(obs, claim_schema.CorrelationObservation):
+        names = [*obs.correlation, *([obs.given] if obs.given else [])]
+        for j, name in enumerate(names):
+            if name not in kind.client_quantities:
+                sub = ("observe", "correlation", j) if j < 2 else ("observe", "given")
+                report(sub, f"unknown per-client quantity {name!r} for kind {kind.name!r}"
+                            f"{did_you_mean(name, kind.client_quantities)}")
+    else:
+        metric_key = next(k for k in claim_schema.OBSERVATION_KEYS if k in type(obs).model_fields)
+        metric = kind.metrics.get(obs.metric)
+        if metric is None:
+            report(("observe", metric_key), f"unknown metric {obs.metric!r} for kind {kind.name!r}{did_you_mean(obs.metric, kind.metrics)}")
+        else:
+            try:
+                metric.args.model_validate(obs.args)
+            except ValidationError as error:
+                problems.extend(_problems_from(error, doc, (*path, "observe", "args"), obs.args))
+    for profile, expectation in claim.expect.items():
+        sub = ("expect", profile)
+        if profile not in spec.profiles:
+            report(sub, f"unknown profile {profile!r} of experiment {spec.experiment!r}{did_you_mean(profile, spec.profiles)}")
+        _check_expectation(obs, expectation, spec, lambda message, s=sub: report(s, message))
+    return len(problems) == before
+
+
+def _check_expectation(obs, expectation, spec: ExperimentSpec, report) -> None:
+    compare = isinstance(obs, claim_schema.CompareObservation)
+    if isinstance(expectation, claim_schema.Skip):
+        return
+    if isinstance(expectation, claim_schema.Order):
+        if not compare:
+            report("'order' needs a 'compare' observation")
+            return
+        unknown = [v for v in expectation.order if v not in obs.variants]
+        if unknown:
+            report(f"order names {unknown} which the observation does not compare ({obs.variants})")
+        elif sorted(expectation.order) != sorted(obs.variants):
+            report(f"order must rank exactly the compared variants {obs.variants}")
+        return
+    if compare:
+        report(f"a 'compare' observation needs an 'order' expectation, not {type(expectation).__name__.lower()}")
+        return
+    if isinstance(expectation, (claim_schema.Equivalent, claim_schema.WithinSpread)):
+        if not isinstance(obs, claim_schema.DifferenceObservation):
+            report(f"{type(expectation).__name__.lower()} tests a paired 'difference' observation")
+        if isinstance(expectation, claim_schema.WithinSpread) and expectation.within_spread_of not in spec.variants:
+            report(f"unknown variant {expectation.within_spread_of!r}{did_you_mean(expectation.within_spread_of, spec.variants)}")
+        return
+    if isinstance(obs, claim_schema.CorrelationObservation) and isinstance(expectation, VALUE_TESTS):
+        bounds = {claim_schema.Between: lambda e: e.between, claim_schema.Approx: lambda e: (e.approx,),
+                  claim_schema.Equals: lambda e: (e.equals,), claim_schema.Below: lambda e: (e.below,),
+                  claim_schema.Above: lambda e: (e.above,)}[type(expectation)](expectation)
+        if any(not -1.0 <= b <= 1.0 for b in bounds):
+            report(f"a correlation lies in [-1, 1]; bound {list(bounds)} cannot be met or missed meaningfully")
+
+
+def load_catalog(claims_dir: Path, specs_dir: Path, root: Path | None = None) -> Catalog:
+    """Load everything; raise SpecError listing every problem found."""
+    problems: list[Problem] = []
+    specs = load_specs(specs_dir, root, problems)
+    spec_ids = set(specs) | _declared_experiment_ids(specs_dir)
+    claims, papers = load_claims(claims_dir, root, specs, spec_ids, problems)
+    if problems:
+        raise SpecError(problems)
+    return Catalog(specs, claims, papers)
+
+
+def _declared_experiment_ids(specs_dir: Path) -> set[str]:
+    """Experiment ids of spec files, even invalid ones, to tell 'unknown' from 'broken'."""
+    ids = set()
+    if specs_dir.is_dir():
+        for file in specs_dir.glob("*.yaml"):
+            match = re.search(r"^experiment:\s*([A-Za-z0-9._-]+)\s*$", file.read_text(encoding="utf-8"), re.M)
+            if match:
+                ids.add(match.group(1))
+    return ids

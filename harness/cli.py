@@ -1,0 +1,158 @@
+"""The `fedclaims` command line."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from harness import baseline as baseline_io
+from harness.errors import SpecError
+from harness.pipeline import DEFAULT_PROFILE, select, verify
+from harness.settings import Settings, find_project_root
+
+console = Console(stderr=True)
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    root = Path(args.root).resolve() if args.root else find_project_root()
+    workers = getattr(args, "workers", None)
+    executor = getattr(args, "executor", None) or ("processes" if workers and workers > 1 else None)
+    return Settings.from_env(root, store_dir=Path(args.store) if getattr(args, "store", None) else None,
+                             data_dir=Path(args.data) if getattr(args, "data", None) else None,
+                             device=getattr(args, "device", None), workers=workers, executor=executor,
+                             threads_per_worker=getattr(args, "threads", None))
+
+
+def _selection(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--paper", action="append", default=[], help="only claims of this paper (repeatable)")
+    parser.add_argument("--claim", help="only claims whose id matches this glob or regular expression")
+    parser.add_argument("--profile", action="append", default=[], help=f"profile to verify (default {DEFAULT_PROFILE})")
+
+
+def _execution(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", help="results store folder (default: $FEDCLAIMS_STORE or ~/.cache/fedclaims/store)")
+    parser.add_argument("--data", help="folder of local data set copies (default: $FEDCLAIMS_DATA)")
+    parser.add_argument("--device", help="torch device for training, e.g. cuda (default cpu)")
+    parser.add_argument("--workers", type=int, help="parallel worker processes (default 1)")
+    parser.add_argument("--threads", type=int, help="torch threads per worker")
+    parser.add_argument("--executor", choices=("local", "processes", "ray"), help="how runs execute")
+
+
+def cmd_validate(args) -> int:
+    settings = _settings(args)
+    catalog, claims = select(settings)
+    print(f"ok: {len(catalog.specs)} experiment specs and {len(claims)} claims of "
+          f"{len(catalog.papers)} papers are valid")
+    return 0
+
+
+def cmd_schema(args) -> int:
+    from harness.jsonschema import write_schemas
+    out = Path(args.out)
+    for path in write_schemas(out):
+        print(path)
+    return 0
+
+
+def cmd_plan(args) -> int:
+    from harness.planning import plan
+    from harness.store import ResultStore
+    settings = _settings(args)
+    catalog, claims = select(settings, args.paper, args.claim)
+    store = ResultStore(settings.store_dir)
+    requests = plan(catalog, claims, args.profile or [DEFAULT_PROFILE], settings)
+    for request in requests:
+        state = "stored" if store.reusable(request.key) else "to run"
+        print(f"{request.key[:16]}  {state:7}  {request.label}")
+    print(f"{len(requests)} runs")
+    return 0
+
+
+def _verify(args, write: bool) -> int:
+    from harness.report.terminal import print_verdicts
+    settings = _settings(args)
+    outcome = verify(settings, args.paper, args.claim, args.profile or [DEFAULT_PROFILE], console=console)
+    print_verdicts(outcome.verdicts, console)
+    for event in outcome.execution.events:
+        console.print(f"[yellow]store:[/yellow] {event}")
+    console.print(f"{len(outcome.requests)} runs: {outcome.execution.reused} reused, {outcome.execution.ran} run, "
+                  f"{outcome.execution.failed} failed; {outcome.execution.seconds:.1f} s")
+    if write:
+        from harness.report.markdown import write_report
+        report, verdicts = write_report(outcome, settings, Path(args.output).resolve())
+        console.print(f"wrote {report} and {verdicts}")
+    errors = sum(v.status == "ERROR" for v in outcome.verdicts)
+    fails = sum(v.status == "FAIL" for v in outcome.verdicts)
+    return 1 if errors or (fails and not write) else 0
+
+
+def cmd_verify(args) -> int:
+    return _verify(args, write=False)
+
+
+def cmd_report(args) -> int:
+    return _verify(args, write=True)
+
+
+def cmd_baseline(args) -> int:
+    settings = _settings(args)
+    profile = args.profile or DEFAULT_PROFILE
+    path = Path(args.baseline or settings.root / "baselines" / f"{profile}.json")
+    outcome = verify(settings, profiles=[profile], console=console)
+    if args.action == "update":
+        previous = baseline_io.load(path) if path.exists() else None
+        baseline_io.write(path, baseline_io.updated(outcome.verdicts, profile, previous))
+        console.print(f"wrote {path} with {len(outcome.verdicts)} claims")
+        return 0
+    differences = baseline_io.compare(outcome.verdicts, baseline_io.load(path))
+    for difference in differences:
+        console.print(f"[red]regression[/red] {difference}")
+    console.print(f"{len(outcome.verdicts)} claims compared with {path.name}: {len(differences)} differences")
+    return 1 if differences else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fedclaims", description=__doc__)
+    parser.add_argument("--root", help="project folder holding claims/ and specs/ (default: found from here)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("validate", help="check every claim and spec file").set_defaults(func=cmd_validate)
+    schema = sub.add_parser("schema", help="write JSON Schema for claim and spec files")
+    schema.add_argument("--out", default="schema", help="output folder (default: schema)")
+    schema.set_defaults(func=cmd_schema)
+    for name, func, text in (("plan", cmd_plan, "list the runs the selected claims need"),
+                             ("verify", cmd_verify, "run what is missing and print verdicts"),
+                             ("report", cmd_report, "verify and write REPORT.md, REPORT.json and figures")):
+        command = sub.add_parser(name, help=text)
+        _selection(command)
+        _execution(command)
+        if name == "report":
+            command.add_argument("--output", default="REPORT.md", help="report path (default REPORT.md)")
+        command.set_defaults(func=func)
+    base = sub.add_parser("baseline", help="compare with (check) or rewrite (update) the regression baseline")
+    base.add_argument("action", choices=("check", "update"))
+    base.add_argument("--profile", help=f"profile of the baseline (default {DEFAULT_PROFILE})")
+    base.add_argument("--baseline", help="baseline file (default baselines/<profile>.json)")
+    _execution(base)
+    base.set_defaults(func=cmd_baseline)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SpecError as error:
+        console.print(f"[red]{len(error.problems)} problem(s) in claim/spec files:[/red]")
+        for problem in error.problems:
+            print(problem, file=sys.stderr)
+        return 2
+    except (FileNotFoundError, ValueError) as error:
+        console.print(f"[red]error:[/red] {error}")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,9 @@
+"""Registry of experiment kinds. A new kind: a runner module, a declaration, one entry here."""
+from __future__ import annotations
+
+from harness.kinds.analytic import ALLOCATION_EXAMPLE, ALLOCATION_RULE, MASK_COVERAGE, SUBMODEL_COST
+from harness.kinds.base import ExperimentKind
+
+KINDS: dict[str, ExperimentKind] = {
+    kind.name: kind for kind in (ALLOCATION_RULE, ALLOCATION_EXAMPLE, SUBMODEL_COST, MASK_COVERAGE)
+}

@@ -1,0 +1,143 @@
+"""Kinds that need no training: the allocation rule, sub-model costs, mask coverage."""
+from __future__ import annotations
+
+import math
+import statistics
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.kinds.base import ExperimentKind, Metric, Plot
+
+
+class ClientArg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    client: int = Field(ge=0)
+
+
+class WidthArg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    width: float = Field(gt=0.0, le=1.0)
+
+
+def _nan_if_none(value):
+    return math.nan if value is None else float(value)
+
+
+def _draw_allocation(ax, results_by_variant, labels):
+    for variant, results in results_by_variant.items():
+        curve = results[0]["curve"]
+        ax.plot(curve["ratio"], curve["allocation"], label=labels[variant])
+    ax.set_xlabel("relative estimate H~/H-bar")
+    ax.set_ylabel("allocated width p")
+    ax.legend(fontsize=7)
+
+
+ALLOCATION_RULE = ExperimentKind(
+    name="allocation_rule",
+    description="Sweep of Eq. 6 over the relative estimate H~/H-bar for one capacity tier.",
+    runner="harness.runners.allocation_rule",
+    metrics={
+        "cap_reached_at": Metric("smallest swept H~/H-bar at which the allocation equals the cap",
+                                 lambda r, a: _nan_if_none(r["cap_reached_at"])),
+        "min_allocation": Metric("smallest allocation over the sweep", lambda r, a: r["min_allocation"]),
+        "max_allocation": Metric("largest allocation over the sweep", lambda r, a: r["max_allocation"]),
+        "allocation_span": Metric("largest minus smallest allocation over the sweep",
+                                  lambda r, a: r["max_allocation"] - r["min_allocation"]),
+    },
+    plots={"allocation_curves": Plot("allocation against relative estimate per tier", _draw_allocation)},
+)
+
+
+def _allocation_of(result, args: ClientArg) -> float:
+    allocation = result["allocation"]
+    if args.client >= len(allocation):
+        raise ValueError(f"client {args.client} does not exist; the federation has {len(allocation)} clients")
+    return allocation[args.client]
+
+
+ALLOCATION_EXAMPLE = ExperimentKind(
+    name="allocation_example",
+    description="Eq. 6 followed by the coverage guarantee on a stated federation.",
+    runner="harness.runners.allocation_example",
+    metrics={"allocation": Metric("allocation of one client after the rule and the guarantee",
+                                  _allocation_of, args=ClientArg)},
+)
+
+
+def _width_row(result, width: float) -> dict:
+    for row in result["widths"]:
+        if math.isclose(row["width"], width):
+            return row
+    raise ValueError(f"width {width} was not measured; measured: {[r['width'] for r in result['widths']]}")
+
+
+def _draw_cost_curves(ax, results_by_variant, labels):
+    for variant, results in results_by_variant.items():
+        rows = results[0]["widths"]
+        ax.plot([r["width"] for r in rows], [r["param_fraction"] for r in rows], "o-",
+                label=f"{labels[variant]}: parameters")
+        ax.plot([r["width"] for r in rows], [r["mac_fraction"] for r in rows], "s--",
+                label=f"{labels[variant]}: MACs")
+    grid = [i / 100 for i in range(5, 101)]
+    ax.plot(grid, [p * p for p in grid], ":", color="grey", label="p²")
+    ax.set_xlabel("width p")
+    ax.set_ylabel("fraction of the full model")
+    ax.legend(fontsize=7)
+
+
+SUBMODEL_COST = ExperimentKind(
+    name="submodel_cost",
+    description="Parameter and MAC fractions of prefix sub-models at given widths.",
+    runner="harness.runners.submodel_cost",
+    metrics={
+        "param_fraction": Metric("parameters of the width-p sub-model / full model",
+                                 lambda r, a: _width_row(r, a.width)["param_fraction"], args=WidthArg),
+        "mac_fraction": Metric("multiply-accumulates of the width-p sub-model / full model",
+                               lambda r, a: _width_row(r, a.width)["mac_fraction"], args=WidthArg),
+        "param_exponent": Metric("least-squares exponent k of params ∝ p^k", lambda r, a: r["param_exponent"]),
+        "mac_exponent": Metric("least-squares exponent k of MACs ∝ p^k", lambda r, a: r["mac_exponent"]),
+    },
+    plots={"cost_curves": Plot("parameter and MAC fractions against width", _draw_cost_curves)},
+)
+
+
+def _mean_rounds(result) -> float:
+    if result["trials_never_covered"]:
+        return math.inf
+    return statistics.fmean(result["rounds_to_cover"])
+
+
+def _draw_coverage(ax, results_by_variant, labels):
+    for variant, results in results_by_variant.items():
+        result = results[0]
+        finished = sorted(r for r in result["rounds_to_cover"] if r is not None)
+        if not finished:
+            ax.axhline(0, label=f"{labels[variant]}: never covered", linestyle=":")
+            continue
+        fraction = [(i + 1) / len(result["rounds_to_cover"]) for i in range(len(finished))]
+        ax.step(finished, fraction, where="post", label=labels[variant])
+    ax.set_xlabel("rounds")
+    ax.set_ylabel("fraction of trials with every group covered m times")
+    ax.legend(fontsize=7)
+
+
+MASK_COVERAGE = ExperimentKind(
+    name="mask_coverage",
+    description="Rounds until every index group is kept m times, per extraction scheme.",
+    runner="harness.runners.mask_coverage",
+    metrics={
+        "mean_rounds_to_cover": Metric("mean over trials of the rounds until all groups are covered m times "
+                                       "(inf if some trial never got there)", lambda r, a: _mean_rounds(r),
+                                       unit="rounds"),
+        "rounds_over_m_times_groups": Metric("mean rounds to cover / (m · I)",
+                                             lambda r, a: _mean_rounds(r) / r["m_times_groups"]),
+        "max_rounds_over_m_times_groups": Metric(
+            "largest rounds to cover over the trials / (m · I)",
+            lambda r, a: (math.inf if r["trials_never_covered"] else max(r["rounds_to_cover"])) / r["m_times_groups"]),
+        "rounds_over_formula": Metric("mean rounds to cover / (I log I + I (m-1) log log I)",
+                                      lambda r, a: _mean_rounds(r) / r["formula_rounds"]),
+        "uncovered_fraction": Metric("mean over trials of the fraction of groups covered fewer than m times "
+                                     "when the trial ended", lambda r, a: statistics.fmean(r["uncovered_fraction_at_end"])),
+    },
+    plots={"coverage_cdf": Plot("fraction of trials fully covered against rounds", _draw_coverage)},
+)

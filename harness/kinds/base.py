@@ -1,0 +1,68 @@
+"""What an experiment kind declares: its runner, and the vocabulary claims may use."""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from pydantic import BaseModel
+
+Result = Mapping[str, Any]
+
+
+class NoArgs(BaseModel):
+    model_config = {"extra": "forbid"}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One number per run record."""
+
+    description: str
+    compute: Callable[[Result, Any], float]
+    args: type[BaseModel] = NoArgs
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class ClientQuantity:
+    """One number per client of a run record."""
+
+    description: str
+    compute: Callable[[Result], list[float]]
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A figure from the records of an experiment: draw(axes, {variant: [results]}, labels)."""
+
+    description: str
+    draw: Callable[..., None]
+
+
+@dataclass(frozen=True)
+class ExperimentKind:
+    """A kind of experiment: the module that runs it and how its records are read.
+
+    The runner module holds `Config` (a pydantic model of the resolved config) and
+    `run(config, seed, context) -> dict`. Only the runner module and what it imports
+    from this project determine a record, so only they enter its code hash.
+    """
+
+    name: str
+    description: str
+    runner: str
+    metrics: Mapping[str, Metric]
+    client_quantities: Mapping[str, ClientQuantity] = field(default_factory=dict)
+    plots: Mapping[str, Plot] = field(default_factory=dict)
+    datasets: Callable[[BaseModel], list[str]] = lambda config: []
+
+    @property
+    def module(self) -> ModuleType:
+        return importlib.import_module(self.runner)
+
+    @property
+    def config_model(self) -> type[BaseModel]:
+        return self.module.Config

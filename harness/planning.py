@@ -1,0 +1,82 @@
+"""From selected claims to the set of runs they need, each with its content key."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from harness.catalog import Catalog, LoadedClaim
+from harness.provenance import code_fingerprint, code_hash, library_versions
+from harness.schema.claim import Skip, WithinSpread
+from harness.settings import Settings
+from harness.store import content_key
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    experiment: str
+    variant: str
+    seed: int
+    profile: str
+    kind: str
+    config: dict[str, Any]
+    code: dict[str, str]
+    datasets: dict[str, str]
+    key: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.experiment}/{self.variant}/seed {self.seed} ({self.profile})"
+
+
+def variants_needed(loaded: LoadedClaim, profile: str) -> list[str]:
+    """The variants whose records a claim reads at a profile (none if it skips there)."""
+    expectation = loaded.claim.expect.get(profile)
+    if expectation is None or isinstance(expectation, Skip):
+        return []
+    variants = list(loaded.claim.observe.variants)
+    if isinstance(expectation, WithinSpread) and expectation.within_spread_of not in variants:
+        variants.append(expectation.within_spread_of)
+    return variants
+
+
+@functools.cache
+def _code(runner: str) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(code_fingerprint(runner).items()))
+
+
+def dataset_fingerprints(names: list[str], settings: Settings) -> dict[str, str]:
+    if not names:
+        return {}
+    from harness.datasets.locations import DataLocations
+    from harness.datasets.registry import dataset_fingerprint
+    locations = DataLocations(settings.data_dir, settings.cache_dir / "data", settings.download)
+    return {name: dataset_fingerprint(name, locations) for name in names}
+
+
+def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, profile: str,
+                settings: Settings) -> RunRequest:
+    loaded = catalog.specs[experiment]
+    config_model = loaded.resolve(variant, profile)
+    config = config_model.model_dump(mode="json")
+    code = dict(_code(loaded.kind.runner))
+    datasets = dataset_fingerprints(loaded.kind.datasets(config_model), settings)
+    key = content_key({"kind": loaded.kind.name, "config": config, "seed": seed,
+                       "code": code_hash(code), "datasets": datasets, "libraries": library_versions(),
+                       "device": settings.device})
+    return RunRequest(experiment, variant, seed, profile, loaded.kind.name, config, code, datasets, key)
+
+
+def plan(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], settings: Settings) -> list[RunRequest]:
+    """Every run the claims need at the profiles, once each, in a stable order."""
+    requests: dict[str, RunRequest] = {}
+    for loaded in claims:
+        spec = catalog.specs[loaded.claim.experiment].spec
+        for profile in profiles:
+            if profile not in spec.profiles:
+                continue
+            for variant in variants_needed(loaded, profile):
+                for seed in spec.profiles[profile].seeds:
+                    request = request_for(catalog, spec.experiment, variant, seed, profile, settings)
+                    requests.setdefault(request.key, request)
+    return list(requests.values())

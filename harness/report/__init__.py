@@ -1,0 +1,1 @@
+"""Render verdicts: REPORT.md with figures, a verdicts JSON, and a terminal table."""

@@ -1,0 +1,51 @@
+"""Model configuration shared by every runner that builds a width-sliceable model."""
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+
+from methods.models.registry import build_family
+from methods.models.slicing import SliceableFamily
+
+
+class ConvModel(BaseModel):
+    """HeteroFL's "Conv" family: 3x3 conv, BN, ReLU, 2x2 max-pool per hidden width."""
+
+    model_config = ConfigDict(extra="forbid")
+    arch: Literal["conv"]
+    hidden: list[int] = Field(min_length=1)
+    in_channels: int = Field(ge=1)
+    num_classes: int = Field(ge=2)
+    image_size: int = Field(ge=8)
+
+
+class CharLSTMModel(BaseModel):
+    """Two-layer character LSTM; hidden units sliced inside each gate block."""
+
+    model_config = ConfigDict(extra="forbid")
+    arch: Literal["char_lstm"]
+    hidden: int = Field(256, ge=1)
+    embed_dim: int = Field(8, ge=1)
+    vocab_size: int = Field(95, ge=2)
+    num_layers: int = Field(2, ge=1)
+    seq_len: int = Field(80, ge=1)
+
+
+ModelConfig = Annotated[Union[ConvModel, CharLSTMModel], Field(discriminator="arch")]
+
+
+def build_model_family(config: ConvModel | CharLSTMModel) -> SliceableFamily:
+    if isinstance(config, ConvModel):
+        return build_family("conv", in_channels=config.in_channels,
+                            num_classes=config.num_classes, hidden=list(config.hidden))
+    return build_family("char_lstm", in_channels=None, num_classes=config.vocab_size,
+                        embed_dim=config.embed_dim, hidden=config.hidden, num_layers=config.num_layers)
+
+
+def example_input(config: ConvModel | CharLSTMModel) -> torch.Tensor:
+    """One input sample, as the model's forward pass takes it."""
+    if isinstance(config, ConvModel):
+        return torch.zeros(1, config.in_channels, config.image_size, config.image_size)
+    return torch.zeros(1, config.seq_len, dtype=torch.long)

@@ -1,0 +1,1 @@
+"""pydantic models of the claim and spec files."""

@@ -1,0 +1,31 @@
+"""The strict base model every YAML object derives from."""
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
+from pydantic_core import PydanticCustomError
+
+from harness.errors import did_you_mean
+
+Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+
+
+class StrictModel(BaseModel):
+    """Unknown keys are errors, reported with the closest valid key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_unknown_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            allowed = set()
+            for name, info in cls.model_fields.items():
+                allowed.add(info.alias or name)
+            for key in data:
+                if key not in allowed:
+                    raise PydanticCustomError(
+                        "unknown_field", "unknown field {field!r}{hint}",
+                        {"field": key, "hint": did_you_mean(str(key), allowed)})
+        return data

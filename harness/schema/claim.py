@@ -1,0 +1,223 @@
+"""Claim files (`claims/*.yaml`): what a paper asserts and what to expect per profile.
+
+The vocabulary is fixed: an observation names what to compute from run records,
+an expectation names the test applied to it. Nothing in a claim is evaluated as
+code.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Discriminator, Field, Tag, model_validator
+from pydantic_core import PydanticCustomError
+
+from harness.schema.base import Identifier, StrictModel
+
+Aggregate = Literal["mean", "every_seed"]
+Alpha = Annotated[float, Field(gt=0.0, lt=0.5)]
+
+
+# --- observations -----------------------------------------------------------
+
+class MetricObservation(StrictModel):
+    """A metric of one or more variants, one value per seed."""
+
+    metric: str
+    of: Identifier | list[Identifier]
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def variants(self) -> list[str]:
+        return [self.of] if isinstance(self.of, str) else list(self.of)
+
+
+class DifferenceObservation(StrictModel):
+    """Paired per-seed difference of a metric: first variant minus second."""
+
+    difference: str
+    of: tuple[Identifier, Identifier]
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def metric(self) -> str:
+        return self.difference
+
+    @property
+    def variants(self) -> list[str]:
+        return list(self.of)
+
+
+class CorrelationObservation(StrictModel):
+    """Correlation across clients of two per-client quantities, one value per seed.
+
+    With `given`, the partial correlation controlling linearly for that quantity.
+    """
+
+    correlation: tuple[str, str]
+    given: str | None = None
+    of: Identifier | list[Identifier]
+    method: Literal["pearson", "spearman"] = "pearson"
+
+    @property
+    def variants(self) -> list[str]:
+        return [self.of] if isinstance(self.of, str) else list(self.of)
+
+
+class CompareObservation(StrictModel):
+    """A metric of several variants side by side (for an ordering)."""
+
+    compare: str
+    of: list[Identifier] = Field(min_length=2)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def metric(self) -> str:
+        return self.compare
+
+    @property
+    def variants(self) -> list[str]:
+        return list(self.of)
+
+
+OBSERVATION_KEYS = ("metric", "difference", "correlation", "compare")
+
+
+def _first_key(keys: tuple[str, ...]):
+    def tag(value: Any) -> str | None:
+        if isinstance(value, dict):
+            return next((k for k in keys if k in value), None)
+        return next((k for k in keys if hasattr(value, k) and k in type(value).model_fields), None)
+    return tag
+
+
+Observation = Annotated[
+    Union[
+        Annotated[MetricObservation, Tag("metric")],
+        Annotated[DifferenceObservation, Tag("difference")],
+        Annotated[CorrelationObservation, Tag("correlation")],
+        Annotated[CompareObservation, Tag("compare")],
+    ],
+    Discriminator(_first_key(OBSERVATION_KEYS), custom_error_type="observation_kind",
+                  custom_error_message="an observation needs exactly one of the keys "
+                                       + ", ".join(OBSERVATION_KEYS)),
+]
+
+
+# --- expectations -----------------------------------------------------------
+
+class _ValueTest(StrictModel):
+    of: Aggregate = "mean"
+
+
+class Between(_ValueTest):
+    between: tuple[float, float]
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        low, high = self.between
+        if low > high:
+            raise PydanticCustomError("bad_range", "range [{low}, {high}] has its lower bound above its upper bound",
+                                      {"low": low, "high": high})
+        return self
+
+
+class Approx(_ValueTest):
+    approx: float
+    tolerance: Annotated[float, Field(ge=0.0)] | None = None
+    relative_tolerance: Annotated[float, Field(ge=0.0)] | None = None
+
+    @model_validator(mode="after")
+    def _one_tolerance(self):
+        if (self.tolerance is None) == (self.relative_tolerance is None):
+            raise PydanticCustomError("bad_tolerance", "approx needs exactly one of tolerance, relative_tolerance")
+        return self
+
+    @property
+    def half_width(self) -> float:
+        if self.tolerance is not None:
+            return self.tolerance
+        return abs(self.approx) * float(self.relative_tolerance)
+
+
+class Equals(_ValueTest):
+    equals: float
+    tolerance: Annotated[float, Field(ge=0.0)] = 0.0
+
+
+class Below(_ValueTest):
+    below: float
+    alpha: Alpha = 0.05
+
+
+class Above(_ValueTest):
+    above: float
+    alpha: Alpha = 0.05
+
+
+class Order(StrictModel):
+    """Variants from highest to lowest metric."""
+
+    order: list[Identifier] = Field(min_length=2)
+    of: Aggregate = "mean"
+
+
+class Equivalent(StrictModel):
+    """Two one-sided tests: the mean lies within ±bound."""
+
+    equivalent_within: Annotated[float, Field(gt=0.0)]
+    alpha: Alpha = 0.05
+
+
+class WithinSpread(StrictModel):
+    """|mean paired difference| below the seed-to-seed standard deviation of a variant."""
+
+    within_spread_of: Identifier
+
+
+class Skip(StrictModel):
+    """No expectation at this profile; the verdict is SKIPPED with this reason."""
+
+    skip: Annotated[str, Field(min_length=3)]
+
+
+EXPECTATION_KEYS = ("between", "approx", "equals", "below", "above", "order",
+                    "equivalent_within", "within_spread_of", "skip")
+
+Expectation = Annotated[
+    Union[
+        Annotated[Between, Tag("between")],
+        Annotated[Approx, Tag("approx")],
+        Annotated[Equals, Tag("equals")],
+        Annotated[Below, Tag("below")],
+        Annotated[Above, Tag("above")],
+        Annotated[Order, Tag("order")],
+        Annotated[Equivalent, Tag("equivalent_within")],
+        Annotated[WithinSpread, Tag("within_spread_of")],
+        Annotated[Skip, Tag("skip")],
+    ],
+    Discriminator(_first_key(EXPECTATION_KEYS), custom_error_type="expectation_kind",
+                  custom_error_message="an expectation needs exactly one of the keys "
+                                       + ", ".join(EXPECTATION_KEYS)),
+]
+
+
+# --- claims -------------------------------------------------------------------
+
+ClaimId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+
+
+class Claim(StrictModel):
+    id: ClaimId
+    statement: Annotated[str, Field(min_length=10)]
+    source: str
+    experiment: Identifier
+    observe: Observation
+    expect: dict[Identifier, Expectation] = Field(min_length=1)
+    note: str = ""
+
+
+class ClaimFile(StrictModel):
+    paper: Identifier
+    title: str
+    reference: str
+    claims: list[Claim] = Field(min_length=1)

@@ -1,0 +1,59 @@
+"""Where things live and how runs execute, from the environment or the command line."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def default_cache_dir() -> Path:
+    if os.environ.get("FEDCLAIMS_CACHE"):
+        return Path(os.environ["FEDCLAIMS_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "fedclaims"
+
+
+@dataclass(frozen=True)
+class Settings:
+    root: Path
+    store_dir: Path
+    cache_dir: Path
+    data_dir: Path | None
+    download: bool = True
+    device: str = "cpu"
+    workers: int = 1
+    threads_per_worker: int | None = None
+    executor: str = "local"
+
+    @property
+    def claims_dir(self) -> Path:
+        return self.root / "claims"
+
+    @property
+    def specs_dir(self) -> Path:
+        return self.root / "specs"
+
+    @classmethod
+    def from_env(cls, root: Path, **overrides) -> "Settings":
+        cache = default_cache_dir()
+        data = os.environ.get("FEDCLAIMS_DATA")
+        values = dict(
+            root=Path(root),
+            store_dir=Path(os.environ.get("FEDCLAIMS_STORE") or cache / "store"),
+            cache_dir=cache,
+            data_dir=Path(data) if data else None,
+            download=os.environ.get("FEDCLAIMS_DOWNLOAD", "1") != "0",
+            device=os.environ.get("FEDCLAIMS_DEVICE", "cpu"),
+            workers=int(os.environ.get("FEDCLAIMS_WORKERS", "1")),
+        )
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+
+def find_project_root(start: Path | None = None) -> Path:
+    """The nearest folder above `start` holding both claims/ and specs/."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "claims").is_dir() and (folder / "specs").is_dir():
+            return folder
+    raise FileNotFoundError(f"no folder with claims/ and specs/ at or above {here}")
