@@ -19,7 +19,7 @@ console = Console(stderr=True)
 def _settings(args: argparse.Namespace) -> Settings:
     root = Path(args.root).resolve() if args.root else find_project_root()
     workers = getattr(args, "workers", None)
-    executor = getattr(args, "executor", None) or ("processes" if workers and workers > 1 else None)
+    executor = getattr(args, "executor", None)
     return Settings.from_env(root, store_dir=Path(args.store) if getattr(args, "store", None) else None,
                              data_dir=Path(args.data) if getattr(args, "data", None) else None,
                              device=getattr(args, "device", None), workers=workers, executor=executor,

@@ -13,6 +13,17 @@ def default_cache_dir() -> Path:
     return Path(base) / "fedclaims"
 
 
+def default_workers(device: str) -> int:
+    """$FEDCLAIMS_WORKERS, else one single-threaded process per CPU core (one process on a GPU).
+
+    Measured here: two single-thread processes beat one process using two threads inside
+    each small convolution (shared/notes/performance-on-this-machine.md).
+    """
+    if os.environ.get("FEDCLAIMS_WORKERS"):
+        return max(1, int(os.environ["FEDCLAIMS_WORKERS"]))
+    return 1 if device != "cpu" else max(1, os.cpu_count() or 1)
+
+
 @dataclass(frozen=True)
 class Settings:
     root: Path
@@ -44,9 +55,12 @@ class Settings:
             data_dir=Path(data) if data else None,
             download=os.environ.get("FEDCLAIMS_DOWNLOAD", "1") != "0",
             device=os.environ.get("FEDCLAIMS_DEVICE", "cpu"),
-            workers=int(os.environ.get("FEDCLAIMS_WORKERS", "1")),
         )
         values.update({k: v for k, v in overrides.items() if v is not None})
+        if values.get("workers") is None:
+            values["workers"] = default_workers(values["device"])
+        if values.get("executor") is None:
+            values["executor"] = "processes" if values["workers"] > 1 else "local"
         return cls(**values)
 
 

@@ -1,0 +1,140 @@
+"""pytest plugin: every claim x profile is a test item; verdicts become outcomes.
+
+Collected from the project's claims/*.yaml. Options: --claims-profile (default smoke),
+--claims-baseline (default baselines/<profile>.json when it exists; 'none' disables),
+--claims-workers, --claims-store. Outcomes: PASS passes, FAIL fails with the reason,
+SKIPPED and INCONCLUSIVE skip with the reason, ERROR errors (raised in setup). With a
+baseline, a verdict that differs from it, or numbers that drifted beyond its tolerance,
+fail; a FAIL the baseline records with the same numbers is an expected failure (xfail).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import baseline as baseline_io
+from harness.verify import Verdict
+
+_STATE_KEY = pytest.StashKey[dict]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("fedclaims", "claim verification")
+    group.addoption("--claims-profile", action="append", default=[], help="profile(s) to verify (default smoke)")
+    group.addoption("--claims-baseline", default=None,
+                    help="regression baseline JSON (default baselines/<profile>.json if present; 'none' to disable)")
+    group.addoption("--claims-workers", type=int, default=None, help="worker processes for the runs")
+    group.addoption("--claims-store", default=None, help="results store folder")
+
+
+def _profiles(config: pytest.Config) -> list[str]:
+    return config.getoption("--claims-profile") or ["smoke"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_STATE_KEY] = {}
+    config.addinivalue_line("markers", "claim: a claim of a paper verified at a profile")
+    for name in ("hasfl", "fedrolex", "fedhenet", "smoke", "paper"):
+        config.addinivalue_line("markers", f"{name}: claims of paper or profile '{name}'")
+
+
+def _is_claims_file(path: Path, root: Path) -> bool:
+    return path.suffix == ".yaml" and path.parent.name == "claims" and (path.parent.parent / "specs").is_dir()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector):
+    if _is_claims_file(file_path, parent.config.rootpath):
+        return ClaimsFile.from_parent(parent, path=file_path)
+    return None
+
+
+class ClaimsFile(pytest.File):
+    def collect(self):
+        from harness.catalog import load_catalog
+        root = self.path.parent.parent
+        catalog = load_catalog(root / "claims", root / "specs", root)
+        for loaded in catalog.claims:
+            if loaded.doc.file.name != self.path.name:
+                continue
+            for profile in _profiles(self.config):
+                item = ClaimItem.from_parent(self, name=f"{loaded.id}[{profile}]", claim_id=loaded.id,
+                                             profile=profile, root=root)
+                item.add_marker(pytest.mark.claim)
+                item.add_marker(getattr(pytest.mark, loaded.paper))
+                item.add_marker(getattr(pytest.mark, profile))
+                yield item
+
+
+class ClaimFailure(Exception):
+    """A claim did not hold, or moved away from its baseline."""
+
+
+class ClaimError(Exception):
+    """A run or an observation behind a claim failed."""
+
+
+def _verdicts(item: "ClaimItem") -> dict[tuple[str, str], Verdict]:
+    """Verify every collected claim item once per session (one plan, one execution)."""
+    state = item.config.stash[_STATE_KEY]
+    if "verdicts" not in state:
+        from harness.pipeline import verify
+        from harness.settings import Settings
+        items = [i for i in item.session.items if isinstance(i, ClaimItem)]
+        workers = item.config.getoption("--claims-workers")
+        store = item.config.getoption("--claims-store")
+        settings = Settings.from_env(item.root, workers=workers, store_dir=Path(store) if store else None)
+        outcome = verify(settings, profiles=_profiles(item.config), claim_ids=sorted({i.claim_id for i in items}))
+        state["verdicts"] = {(v.claim, v.profile): v for v in outcome.verdicts}
+        state["events"] = outcome.execution.events
+    return state["verdicts"]
+
+
+def _baseline(item: "ClaimItem") -> dict | None:
+    state = item.config.stash[_STATE_KEY]
+    key = ("baseline", item.profile)
+    if key not in state:
+        option = item.config.getoption("--claims-baseline")
+        path = Path(option) if option else item.root / "baselines" / f"{item.profile}.json"
+        state[key] = None if option == "none" or not path.exists() else baseline_io.load(path)
+    return state[key]
+
+
+class ClaimItem(pytest.Item):
+    def __init__(self, *, claim_id: str, profile: str, root: Path, **kwargs):
+        super().__init__(**kwargs)
+        self.claim_id, self.profile, self.root = claim_id, profile, root
+        self.verdict: Verdict | None = None
+
+    def setup(self) -> None:
+        self.verdict = _verdicts(self)[(self.claim_id, self.profile)]
+        baseline = _baseline(self)
+        recorded = baseline["claims"].get(self.claim_id) if baseline else None
+        if self.verdict.status == "ERROR" and not (recorded and recorded["status"] == "ERROR"):
+            raise ClaimError(self.verdict.reason)
+
+    def runtest(self) -> None:
+        verdict = self.verdict
+        self.user_properties.append(("verdict", verdict.status))
+        baseline = _baseline(self)
+        if baseline is not None:
+            from harness.baseline import DEFAULT_TOLERANCE
+            default = {**DEFAULT_TOLERANCE, **baseline.get("tolerance", {})}
+            changes = baseline_io.compare_one(verdict, baseline["claims"].get(self.claim_id), default)
+            if changes:
+                raise ClaimFailure("regression against the baseline: " + "; ".join(changes)
+                                   + f"\nobserved: {verdict.observed}")
+            if verdict.status == "FAIL":
+                pytest.xfail(f"does not reproduce (recorded in the baseline): {verdict.reason}")
+        if verdict.status == "FAIL":
+            raise ClaimFailure(f"{verdict.reason}\nexpected: {verdict.expectation}\nobserved: {verdict.observed}")
+        if verdict.status in ("SKIPPED", "INCONCLUSIVE"):
+            pytest.skip(f"{verdict.status}: {verdict.reason}")
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, (ClaimFailure, ClaimError)):
+            return f"{self.claim_id} [{self.profile}]: {excinfo.value}"
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, f"claim {self.claim_id} [{self.profile}]"
