@@ -1,0 +1,133 @@
+"""FedAvg and FedProx training only a linear softmax layer on frozen features.
+
+As in the FedHENet repository's baselines: SGD (lr 0.01, momentum 0.9, a fresh optimizer
+each round), R rounds x 1 local epoch, FedProx mu 0.01, every client in every round,
+sample-weighted averaging. Batch size is 32 here (the authors' config file uses 128).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+
+@dataclass(frozen=True)
+class LinearFLConfig:
+    """Hyperparameters of the last-layer baselines; mu = 0 is FedAvg, mu > 0 is FedProx."""
+
+    rounds: int = 10
+    local_epochs: int = 1
+    lr: float = 0.01
+    momentum: float = 0.9
+    batch_size: int = 32
+    mu: float = 0.0
+    seed: int = 0
+
+
+@dataclass
+class LinearFLResult:
+    """Per-round test accuracy, traffic (float32 weights down + up per client per round), time."""
+
+    round_accuracy: list[float]
+    bytes_sent: int
+    wall_seconds: float
+    weight: np.ndarray = field(repr=False)
+    bias: np.ndarray = field(repr=False)
+    clients_used: int = 0
+
+
+def _init_layer(dim: int, num_classes: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch.nn.Linear's default init (uniform in +-1/sqrt(fan_in)), from an explicit generator."""
+    bound = 1.0 / math.sqrt(dim)
+    w = (torch.rand(num_classes, dim, generator=gen) * 2 - 1) * bound
+    b = (torch.rand(num_classes, generator=gen) * 2 - 1) * bound
+    return w, b
+
+
+@contextmanager
+def _torch_threads(n: int) -> Iterator[None]:
+    """Temporarily set torch's intra-op threads (restored afterwards)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _local_train(x: torch.Tensor, y: torch.Tensor, w0: torch.Tensor, b0: torch.Tensor,
+                 cfg: LinearFLConfig, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Local epochs of SGD with momentum (torch.optim.SGD's rule, fresh buffers each round)."""
+    params = [w0.clone().requires_grad_(True), b0.clone().requires_grad_(True)]
+    anchors = [w0, b0]
+    buffers: list[torch.Tensor | None] = [None, None]
+    for _ in range(cfg.local_epochs):
+        order = torch.randperm(len(y), generator=gen)
+        for start in range(0, len(y), cfg.batch_size):
+            idx = order[start:start + cfg.batch_size]
+            loss = F.cross_entropy(F.linear(x[idx], params[0], params[1]), y[idx])
+            if cfg.mu > 0:
+                loss = loss + 0.5 * cfg.mu * sum((p - a).square().sum() for p, a in zip(params, anchors))
+            grads = torch.autograd.grad(loss, params)
+            with torch.no_grad():
+                for i, (p, g) in enumerate(zip(params, grads)):
+                    buffers[i] = g.clone() if buffers[i] is None else buffers[i].mul_(cfg.momentum).add_(g)
+                    p.sub_(cfg.lr * buffers[i])
+    return params[0].detach(), params[1].detach()
+
+
+def _accuracy(x: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> float:
+    return float((F.linear(x, w, b).argmax(1) == y).double().mean())
+
+
+def run_linear_fl(client_features: Sequence[np.ndarray], client_labels: Sequence[np.ndarray],
+                  test_features: np.ndarray, test_labels: np.ndarray, num_classes: int,
+                  config: LinearFLConfig = LinearFLConfig()) -> LinearFLResult:
+    """Federated training of a linear layer; clients without data are skipped."""
+    start = time.perf_counter()
+    gen = torch.Generator().manual_seed(config.seed)
+    clients = [(torch.as_tensor(np.asarray(f), dtype=torch.float32),
+                torch.as_tensor(np.asarray(y), dtype=torch.long))
+               for f, y in zip(client_features, client_labels) if len(y) > 0]
+    if not clients:
+        raise ValueError("no client holds data")
+    x_test = torch.as_tensor(np.asarray(test_features), dtype=torch.float32)
+    y_test = torch.as_tensor(np.asarray(test_labels), dtype=torch.long)
+    w, b = _init_layer(x_test.shape[1], num_classes, gen)
+    model_bytes = 4 * (w.numel() + b.numel())
+    sizes = torch.tensor([float(len(y)) for _, y in clients], dtype=torch.float64)
+    shares = (sizes / sizes.sum()).float()
+    accuracy: list[float] = []
+    # One thread: on a layer this small, per-call overhead dominates and threads only add sync.
+    with _torch_threads(1):
+        for _ in range(config.rounds):
+            updates = [_local_train(x, y, w, b, config, gen) for x, y in clients]
+            w = sum(s * uw for s, (uw, _) in zip(shares, updates))
+            b = sum(s * ub for s, (_, ub) in zip(shares, updates))
+            accuracy.append(_accuracy(x_test, y_test, w, b))
+    return LinearFLResult(
+        round_accuracy=accuracy, bytes_sent=2 * model_bytes * len(clients) * config.rounds,
+        wall_seconds=time.perf_counter() - start, weight=w.numpy(), bias=b.numpy(),
+        clients_used=len(clients))
+
+
+def run_fedavg(client_features: Sequence[np.ndarray], client_labels: Sequence[np.ndarray],
+               test_features: np.ndarray, test_labels: np.ndarray, num_classes: int, *,
+               rounds: int = 10, batch_size: int = 32, seed: int = 0) -> LinearFLResult:
+    """FedAvg on the last layer (SGD lr 0.01, momentum 0.9, 1 local epoch per round)."""
+    cfg = LinearFLConfig(rounds=rounds, batch_size=batch_size, mu=0.0, seed=seed)
+    return run_linear_fl(client_features, client_labels, test_features, test_labels, num_classes, cfg)
+
+
+def run_fedprox(client_features: Sequence[np.ndarray], client_labels: Sequence[np.ndarray],
+                test_features: np.ndarray, test_labels: np.ndarray, num_classes: int, *,
+                mu: float = 0.01, rounds: int = 10, batch_size: int = 32, seed: int = 0) -> LinearFLResult:
+    """FedProx (proximal term mu/2 |w - w_global|^2) on the last layer."""
+    cfg = LinearFLConfig(rounds=rounds, batch_size=batch_size, mu=mu, seed=seed)
+    return run_linear_fl(client_features, client_labels, test_features, test_labels, num_classes, cfg)
