@@ -63,11 +63,11 @@ def cmd_plan(args) -> int:
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
     store = ResultStore(settings.store_dir)
-    requests = plan(catalog, claims, args.profile or [DEFAULT_PROFILE], settings)
+    requests, waiting = plan(catalog, claims, args.profile or [DEFAULT_PROFILE], settings, store)
     for request in requests:
         state = "stored" if store.reusable(request.key) else "to run"
         print(f"{request.key[:16]}  {state:7}  {request.label}")
-    print(f"{len(requests)} runs")
+    print(f"{len(requests)} runs" + (f", and {waiting} that wait for their records" if waiting else ""))
     return 0
 
 

@@ -7,12 +7,20 @@ from rich.console import Console
 
 from harness.catalog import Catalog, LoadedClaim, load_catalog
 from harness.execution import ExecutionSummary, execute
-from harness.planning import RunRequest, plan, request_for
+from harness.planning import PendingDependency, RunRequest, plan, request_for
 from harness.settings import Settings
 from harness.store import ResultStore
 from harness.verify import Verdict, verify_claim
 
 DEFAULT_PROFILE = "smoke"
+MAX_DEPENDENCY_WAVES = 4
+
+
+def _accumulate(total: ExecutionSummary, more: ExecutionSummary) -> None:
+    total.ran += more.ran
+    total.failed += more.failed
+    total.unavailable += more.unavailable
+    total.seconds += more.seconds
 
 
 @dataclass
@@ -39,18 +47,25 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
         wanted = set(claim_ids)
         claims = [c for c in claims if c.id in wanted]
     profiles = list(profiles)
-    requests = plan(catalog, claims, profiles, settings)
     store = ResultStore(settings.store_dir)
+    requests, waiting = plan(catalog, claims, profiles, settings, store)
     outcome = Outcome(catalog, claims, profiles, requests, store=store)
     if run:
         outcome.execution = execute(requests, store, settings, console)
-    keys: dict[tuple, str] = {}
+        for _ in range(MAX_DEPENDENCY_WAVES):
+            if not waiting:
+                break
+            requests, waiting = plan(catalog, claims, profiles, settings, store)
+            more = execute(requests, store, settings, console)
+            _accumulate(outcome.execution, more)
+        outcome.requests = requests
 
     def lookup(experiment: str, variant: str, seed: int, profile: str):
-        index = (experiment, variant, seed, profile)
-        if index not in keys:
-            keys[index] = request_for(catalog, experiment, variant, seed, profile, settings).key
-        return keys[index], store.get(keys[index])
+        try:
+            key = request_for(catalog, experiment, variant, seed, profile, settings, store).key
+        except PendingDependency as pending:
+            return f"(waits for {pending.request.label})", None
+        return key, store.get(key)
 
     outcome.verdicts = [verify_claim(catalog, claim, profile, lookup) for claim in claims for profile in profiles]
     outcome.execution.events = list(store.events)

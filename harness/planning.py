@@ -9,7 +9,15 @@ from harness.catalog import Catalog, LoadedClaim
 from harness.provenance import code_fingerprint, code_hash, library_versions
 from harness.schema.claim import Skip, WithinSpread
 from harness.settings import Settings
-from harness.store import content_key
+from harness.store import ResultStore, content_key
+
+
+class PendingDependency(Exception):
+    """A config refers to another run's record that does not exist yet."""
+
+    def __init__(self, request: "RunRequest"):
+        super().__init__(request.label)
+        self.request = request
 
 
 @dataclass(frozen=True)
@@ -54,11 +62,37 @@ def dataset_fingerprints(names: list[str], settings: Settings) -> dict[str, str]
     return {name: dataset_fingerprint(name, locations) for name in names}
 
 
+def _resolve_references(value: Any, resolve) -> Any:
+    """Replace every `{match: variant, metric: name}` mapping by the number it refers to."""
+    if isinstance(value, dict):
+        if set(value) == {"match", "metric"}:
+            return resolve(value["match"], value["metric"])
+        return {k: _resolve_references(v, resolve) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve_references(v, resolve) for v in value]
+    return value
+
+
 def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, profile: str,
-                settings: Settings) -> RunRequest:
+                settings: Settings, store: ResultStore | None = None) -> RunRequest:
+    """The run of one variant and seed at one profile.
+
+    Config values that refer to another variant's record (same seed and profile) are
+    replaced by that record's metric; if it is not stored yet, PendingDependency names it.
+    """
     loaded = catalog.specs[experiment]
     config_model = loaded.resolve(variant, profile)
-    config = config_model.model_dump(mode="json")
+    config = config_model.model_dump(mode="json", exclude_none=False)
+
+    def resolve(other: str, metric: str) -> float:
+        dependency = request_for(catalog, experiment, other, seed, profile, settings, store)
+        record = store.reusable(dependency.key) if store is not None else None
+        if record is None:
+            raise PendingDependency(dependency)
+        return float(loaded.kind.metrics[metric].compute(record["result"], loaded.kind.metrics[metric].args()))
+
+    config = _resolve_references(config, resolve)
+    config_model = loaded.kind.config_model.model_validate(config)
     code = dict(_code(loaded.kind.runner))
     datasets = dataset_fingerprints(loaded.kind.datasets(config_model), settings)
     key = content_key({"kind": loaded.kind.name, "config": config, "seed": seed,
@@ -67,9 +101,15 @@ def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, prof
     return RunRequest(experiment, variant, seed, profile, loaded.kind.name, config, code, datasets, key)
 
 
-def plan(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], settings: Settings) -> list[RunRequest]:
-    """Every run the claims need at the profiles, once each, in a stable order."""
+def plan(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], settings: Settings,
+         store: ResultStore | None = None) -> tuple[list[RunRequest], int]:
+    """Every run the claims need at the profiles, once each, in a stable order.
+
+    Returns (runnable requests, number of runs waiting for a dependency's record); the
+    dependencies themselves are among the runnable requests.
+    """
     requests: dict[str, RunRequest] = {}
+    waiting = 0
     for loaded in claims:
         spec = catalog.specs[loaded.claim.experiment].spec
         for profile in profiles:
@@ -77,6 +117,10 @@ def plan(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], setti
                 continue
             for variant in variants_needed(loaded, profile):
                 for seed in spec.profiles[profile].seeds:
-                    request = request_for(catalog, spec.experiment, variant, seed, profile, settings)
+                    try:
+                        request = request_for(catalog, spec.experiment, variant, seed, profile, settings, store)
+                    except PendingDependency as pending:
+                        waiting += 1
+                        request = pending.request
                     requests.setdefault(request.key, request)
-    return list(requests.values())
+    return list(requests.values()), waiting

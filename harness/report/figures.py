@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from harness.catalog import Catalog  # noqa: E402
-from harness.planning import request_for  # noqa: E402
+from harness.planning import PendingDependency, request_for  # noqa: E402
 from harness.settings import Settings  # noqa: E402
 from harness.store import ResultStore  # noqa: E402
 
@@ -28,8 +28,13 @@ def draw_figures(catalog: Catalog, experiments: list[str], profile: str, setting
             variants = figure.variants or list(spec.variants)
             results = {}
             for variant in variants:
-                records = [store.get(request_for(catalog, experiment, variant, seed, profile, settings).key)
-                           for seed in spec.profiles[profile].seeds]
+                records = []
+                for seed in spec.profiles[profile].seeds:
+                    try:
+                        records.append(store.get(request_for(catalog, experiment, variant, seed, profile,
+                                                             settings, store).key))
+                    except PendingDependency:
+                        records.append(None)
                 ok = [r["result"] for r in records if r is not None and r["status"] == "ok"]
                 if ok:
                     results[variant] = ok
