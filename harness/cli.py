@@ -57,6 +57,12 @@ def cmd_schema(args) -> int:
     return 0
 
 
+def cmd_vocabulary(args) -> int:
+    from harness.vocabulary import render
+    print(render(), end="")
+    return 0
+
+
 def cmd_plan(args) -> int:
     from harness.planning import plan
     from harness.store import ResultStore
@@ -122,6 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", help="write JSON Schema for claim and spec files")
     schema.add_argument("--out", default="schema", help="output folder (default: schema)")
     schema.set_defaults(func=cmd_schema)
+    sub.add_parser("vocabulary", help="print the claim vocabulary and every kind's metrics (docs/claims.md)"
+                   ).set_defaults(func=cmd_vocabulary)
     for name, func, text in (("plan", cmd_plan, "list the runs the selected claims need"),
                              ("verify", cmd_verify, "run what is missing and print verdicts"),
                              ("report", cmd_report, "verify and write REPORT.md, REPORT.json and figures")):
