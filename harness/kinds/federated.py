@@ -1,0 +1,132 @@
+"""Federated sub-model training: metrics, per-client quantities and plots over its records."""
+from __future__ import annotations
+
+import math
+import statistics
+
+import numpy as np
+
+from harness.kinds.base import ClientQuantity, ExperimentKind, Metric, Plot
+
+
+def _accuracies(result) -> list[tuple[int, float]]:
+    """(round, accuracy in %) of every evaluated round; a diverged evaluation counts as recorded."""
+    return [(r["round"], 100.0 * r["test_accuracy"]) for r in result["history"] if r["test_accuracy"] is not None]
+
+
+def _final_accuracy(result, args) -> float:
+    points = _accuracies(result)
+    return points[-1][1] if points else math.nan
+
+
+def _best_accuracy(result, args) -> float:
+    points = _accuracies(result)
+    return max(a for _, a in points) if points else math.nan
+
+
+def _losses(result) -> list[float]:
+    return [r["test_loss"] if r["test_loss"] is not None else math.nan
+            for r in result["history"] if r["test_accuracy"] is not None]
+
+
+def _final_loss(result, args) -> float:
+    losses = _losses(result)
+    return losses[-1] if losses else math.nan
+
+
+def _mean_capacity(result, args) -> float:
+    return statistics.fmean(r["mean_width"] for r in result["history"])
+
+
+def _unit_count_cv(result, args) -> float:
+    """Coefficient of variation of the per-unit update counts, pooled over all sliced groups."""
+    counts = np.concatenate([np.asarray(c, dtype=float) for c in result["unit_update_counts"].values()])
+    return float(counts.std() / counts.mean()) if counts.mean() > 0 else math.nan
+
+
+def _mean_width_of_client(result) -> list[float]:
+    return [statistics.fmean(w for _, w in widths) if widths else math.nan for widths in result["client_widths"]]
+
+
+def _h_tilde(result) -> list[float]:
+    if result["h_tilde"] is None:
+        raise ValueError("this run has no heterogeneity estimates (only HAS-FL keeps them)")
+    return [math.nan if h is None else h for h in result["h_tilde"]]
+
+
+def _draw_accuracy(ax, results_by_variant, labels):
+    for variant, results in results_by_variant.items():
+        curves = [_accuracies(r) for r in results]
+        rounds = [t + 1 for t, _ in curves[0]]
+        length = min(len(c) for c in curves)
+        mean = np.mean([[a for _, a in c[:length]] for c in curves], axis=0)
+        ax.plot(rounds[:length], mean, label=f"{labels[variant]} (mean of {len(results)})")
+    ax.set_xlabel("round")
+    ax.set_ylabel("test accuracy (%)")
+    ax.legend(fontsize=7)
+
+
+def _draw_h_tilde(ax, results_by_variant, labels):
+    for variant, results in results_by_variant.items():
+        caps = np.concatenate([r["caps"] for r in results])
+        h = np.concatenate([_h_tilde(r) for r in results])
+        tv = np.concatenate([r["tv_distance"] for r in results])
+        jitter = np.random.default_rng(0).uniform(-0.02, 0.02, size=caps.size)
+        points = ax.scatter(caps + jitter, h, c=tv, cmap="viridis", s=18)
+        ax.figure.colorbar(points, ax=ax, label="TV distance to the global label distribution")
+    ax.set_xlabel("capacity cap p_max (jittered)")
+    ax.set_ylabel("final smoothed estimate H~")
+
+
+def _draw_allocations(ax, results_by_variant, labels):
+    variant, results = next(iter(results_by_variant.items()))
+    result = results[0]
+    cmap = {0.25: "tab:red", 0.5: "tab:orange", 0.75: "tab:green", 1.0: "tab:blue"}
+    for client, widths in enumerate(result["client_widths"]):
+        if widths:
+            colour = cmap.get(result["caps"][client], "grey")
+            ax.plot([t + 1 for t, _ in widths], [w for _, w in widths], ".-", color=colour, alpha=0.6, lw=0.8)
+    ax.set_xlabel("round (points: rounds the client took part)")
+    ax.set_ylabel("allocated width (colour = cap)")
+    ax.set_title(f"{labels[variant]}, first seed", fontsize=8)
+
+
+FEDERATED_TRAINING = ExperimentKind(
+    name="federated_training",
+    description="Federated (sub-)model training with a composed allocation policy, local objective and aggregator.",
+    runner="harness.runners.federated",
+    metrics={
+        "final_accuracy": Metric("test accuracy (%) at the last evaluation", _final_accuracy, unit="%"),
+        "best_accuracy": Metric("highest test accuracy (%) over the evaluations", _best_accuracy, unit="%"),
+        "peak_to_final_drop": Metric("best minus final test accuracy (percentage points)",
+                                     lambda r, a: _best_accuracy(r, a) - _final_accuracy(r, a), unit="points"),
+        "final_loss": Metric("test cross-entropy at the last evaluation", _final_loss),
+        "min_loss": Metric("lowest test cross-entropy over the evaluations",
+                           lambda r, a: float(np.nanmin(_losses(r))) if _losses(r) else math.nan),
+        "mean_capacity": Metric("mean over rounds of the participants' mean width", _mean_capacity),
+        "diverged": Metric("1 if a loss or parameter became non-finite, else 0", lambda r, a: float(r["diverged"])),
+        "chance_accuracy": Metric("100 / number of classes (%)", lambda r, a: 100.0 / r["num_classes"], unit="%"),
+        "accuracy_above_chance": Metric("final accuracy minus chance (points)",
+                                        lambda r, a: _final_accuracy(r, a) - 100.0 / r["num_classes"]),
+        "changed_outside_union": Metric("coordinates never trained by any client that differ from their "
+                                        "initial value (Proposition 3 says 0)",
+                                        lambda r, a: float(r["changed_outside_union"])),
+        "never_covered_fraction": Metric("fraction of global coordinates no client ever trained",
+                                         lambda r, a: r["never_covered_coordinates"] / r["total_coordinates"]),
+        "unit_count_cv": Metric("coefficient of variation of per-unit update counts (evenness of training)",
+                                _unit_count_cv),
+    },
+    client_quantities={
+        "h_tilde": ClientQuantity("final smoothed heterogeneity estimate H~ (HAS-FL)", _h_tilde),
+        "p_max": ClientQuantity("capacity cap", lambda r: [float(c) for c in r["caps"]]),
+        "tv": ClientQuantity("total-variation distance of the client's label distribution to the global one",
+                             lambda r: list(r["tv_distance"])),
+        "mean_width": ClientQuantity("mean width the client trained at over its rounds", _mean_width_of_client),
+    },
+    plots={
+        "accuracy_curves": Plot("test accuracy per round, mean over seeds", _draw_accuracy),
+        "h_tilde_vs_cap": Plot("final H~ against p_max, coloured by TV", _draw_h_tilde),
+        "allocations": Plot("width per client over rounds", _draw_allocations),
+    },
+    datasets=lambda config: [config.data.name],
+)

@@ -1,0 +1,135 @@
+"""The round loop: allocation policy (server) x local objective (client) x aggregator (server)."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from methods.extraction import ExtractionMode
+from methods.federated.aggregation import ClientUpdate, aggregate, client_weights
+from methods.federated.config import FederationConfig
+from methods.federated.coverage import CoverageTracker
+from methods.federated.data import FederatedDataset
+from methods.federated.evaluation import evaluate
+from methods.federated.objectives import LocalSettings, build_objective
+from methods.federated.registry import build_policy
+from methods.federated.results import FederationResult, RoundRecord
+from methods.federated.seeding import numpy_rng, torch_generator
+from methods.federated.submodel import ModuleCache, Params, SubmodelView, load_params
+from methods.models.slicing import SliceableFamily
+
+__all__ = ["FederationConfig", "FederationResult", "RoundRecord", "initial_params",
+           "run_federation", "sample_clients"]
+
+
+def initial_params(family: SliceableFamily, seed: int,
+                   device: torch.device | str = "cpu") -> Params:
+    """The full-width global model's parameters drawn from the (seed, "init") stream."""
+    model = family.build(generator=torch_generator(seed, "init"))
+    return {name: p.detach().to(device).clone() for name, p in model.named_parameters()}
+
+
+def sample_clients(seed: int, round_index: int, num_clients: int, per_round: int) -> list[int]:
+    """Round ``round_index``'s participants, uniform without replacement, ascending."""
+    rng = numpy_rng(seed, "sampling", round_index)
+    return sorted(int(i) for i in rng.choice(num_clients, size=per_round, replace=False))
+
+
+def _all_finite(params: Mapping[str, Tensor]) -> bool:
+    return all(bool(torch.isfinite(t).all()) for t in params.values())
+
+
+def _mean_loss(losses: Sequence[float]) -> float:
+    """Mean over the clients that took a step (NaN if none did)."""
+    finite_or_nan = [x for x in losses if not np.isnan(x)]
+    return float(np.mean(finite_or_nan)) if finite_or_nan else float("nan")
+
+
+def _should_evaluate(cfg: FederationConfig, round_index: int) -> bool:
+    return (round_index + 1) % cfg.eval_every == 0 or round_index == cfg.rounds - 1
+
+
+def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: FederationConfig,
+                   caps: Sequence[float] | np.ndarray, seed: int,
+                   device: torch.device | str = "cpu",
+                   on_round: Callable[[RoundRecord], None] | None = None) -> FederationResult:
+    """Run ``cfg.rounds`` rounds (fewer if training diverges; that is recorded, not raised)."""
+    started = time.perf_counter()
+    device = torch.device(device)
+    caps = np.asarray(caps, dtype=np.float64)
+    if len(caps) != cfg.num_clients or len(data.clients) != cfg.num_clients:
+        raise ValueError(f"num_clients={cfg.num_clients} but {len(caps)} caps and "
+                         f"{len(data.clients)} client datasets")
+    data = data.to(device)
+    global_params = initial_params(family, seed, device)
+    initial = {name: t.clone() for name, t in global_params.items()}
+    policy = build_policy(cfg, caps, seed)
+    objective = build_objective(cfg.objective, global_params, cfg.num_clients, cfg.prox_mu,
+                                cfg.scaffold_momentum)
+    tracker = CoverageTracker(family, global_params)
+    modules = ModuleCache(family, device)
+    random_extraction = ExtractionMode(cfg.extraction) is ExtractionMode.RANDOM
+    history: list[RoundRecord] = []
+    client_widths: list[list[tuple[int, float]]] = [[] for _ in range(cfg.num_clients)]
+    diverged_round: int | None = None
+    final_accuracy = final_loss = None
+
+    for t in range(cfg.rounds):
+        sampled = sample_clients(seed, t, cfg.num_clients, cfg.clients_per_round)
+        widths = policy.widths(t, sampled)
+        lr = cfg.lr * cfg.lr_decay ** t
+        settings = LocalSettings(cfg.local_epochs, cfg.batch_size, lr, cfg.momentum,
+                                 cfg.weight_decay, cfg.clip_norm)
+        updates: list[ClientUpdate] = []
+        losses: list[float] = []
+        nonfinite = False
+        for i in sampled:
+            generator = torch_generator(seed, "extraction", t, i) if random_extraction else None
+            view = SubmodelView.for_width(family, global_params, widths[i], cfg.extraction, t,
+                                          generator)
+            tracker.record(view)
+            client_widths[i].append((t, widths[i]))
+            start = view.extract(global_params)
+            result = objective.train(i, modules.get(view.sizes), view, start, data.clients[i],
+                                     settings, torch_generator(seed, "batches", t, i))
+            delta = view.embed({name: result.params[name] - start[name] for name in start})
+            updates.append(ClientUpdate(i, widths[i], delta, view.mask, result.num_samples))
+            losses.append(result.mean_loss)
+            nonfinite |= result.nonfinite
+        objective.end_round()
+        global_params, mean_update = aggregate(global_params, updates,
+                                               client_weights(cfg.weighting, updates))
+        diverged = nonfinite or not _all_finite(global_params)
+        if not diverged:
+            policy.observe(t, updates, mean_update)
+
+        record = RoundRecord(t, sampled, [widths[i] for i in sampled],
+                             float(np.mean([widths[i] for i in sampled])), lr, _mean_loss(losses))
+        if diverged or _should_evaluate(cfg, t):
+            model = modules.get(family.groups)
+            load_params(model, global_params)
+            accuracy, loss = evaluate(model, data.test, data.calibration, cfg.eval_batch_size)
+            record.test_accuracy, record.test_loss = accuracy, loss
+            final_accuracy, final_loss = accuracy, loss
+        history.append(record)
+        if on_round is not None:
+            on_round(record)
+        if diverged:
+            diverged_round = t
+            break
+
+    return FederationResult(
+        seed=seed, config=cfg.to_dict(), caps=caps.tolist(), history=history,
+        client_widths=client_widths, adaptations=policy.adaptations(),
+        h_tilde=policy.estimates(),
+        unit_update_counts={g: c.tolist() for g, c in tracker.unit_counts.items()},
+        total_coordinates=sum(t.numel() for t in global_params.values()),
+        never_covered_coordinates=tracker.never_covered(),
+        changed_outside_union=tracker.changed_outside_union(initial, global_params),
+        diverged=diverged_round is not None, diverged_round=diverged_round,
+        rounds_completed=len(history), final_accuracy=final_accuracy, final_loss=final_loss,
+        wall_time_s=time.perf_counter() - started,
+        final_params=global_params, covered=tracker.union)

@@ -1,0 +1,72 @@
+"""What a federated run records, and its JSON-safe form."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from torch import Tensor
+
+
+def json_safe(value: Any) -> Any:
+    """Plain JSON types; non-finite floats become None, tuples and arrays lists."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value
+
+
+@dataclass
+class RoundRecord:
+    """One round: who trained at which width, training loss, and the evaluation if there was one."""
+
+    round: int
+    clients: list[int]
+    widths: list[float]
+    mean_width: float
+    lr: float
+    train_loss: float
+    test_accuracy: float | None = None
+    test_loss: float | None = None
+
+
+@dataclass
+class FederationResult:
+    """Everything a run records. ``final_params`` and ``covered`` stay out of ``to_dict``."""
+
+    seed: int
+    config: dict[str, Any]
+    caps: list[float]
+    history: list[RoundRecord]
+    client_widths: list[list[tuple[int, float]]]
+    adaptations: list[dict[str, Any]]
+    h_tilde: list[float] | None
+    unit_update_counts: dict[str, list[int]]
+    total_coordinates: int
+    never_covered_coordinates: int
+    changed_outside_union: int
+    diverged: bool
+    diverged_round: int | None
+    rounds_completed: int
+    final_accuracy: float | None
+    final_loss: float | None
+    wall_time_s: float
+    final_params: dict[str, Tensor] = field(default_factory=dict, repr=False)
+    covered: dict[str, Tensor] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe plain types (non-finite floats become None)."""
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__
+                if name not in ("final_params", "covered", "history")}
+        data["history"] = [vars(record) for record in self.history]
+        return json_safe(data)
