@@ -103,13 +103,11 @@ def _data_path(data: Any, loc: tuple) -> tuple[str | int, ...]:
     node = data
     parts = list(loc)
     for index, part in enumerate(parts):
-        following = parts[index + 1] if index + 1 < len(parts) else None
+        at_union = path[-1:] == ["observe"] or path[-2:-1] == ["expect"]
+        if at_union and part in TAGS and index > 0 and parts[index - 1] == path[-1]:
+            continue
         if isinstance(node, dict) and part in node:
             child = node[part]
-            is_tag = (part in TAGS and following is not None and following in node
-                      and not (isinstance(child, dict) and following in child))
-            if is_tag:
-                continue
             path.append(part)
             node = child
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
@@ -274,7 +272,7 @@ def load_claims(claims_dir: Path, root: Path | None, specs: dict[str, LoadedSpec
         except ValidationError as error:
             problems.extend(_problems_from(error, doc))
             continue
-        papers[claim_file.paper] = claim_file
+        papers.setdefault(claim_file.paper, claim_file)
         for index, claim in enumerate(claim_file.claims):
             path = ("claims", index)
             if claim.id in first_seen:
@@ -384,7 +382,8 @@ def _declared_experiment_ids(specs_dir: Path) -> set[str]:
     ids = set()
     if specs_dir.is_dir():
         for file in specs_dir.glob("*.yaml"):
-            match = re.search(r"^experiment:\s*([A-Za-z0-9._-]+)\s*$", file.read_text(encoding="utf-8"), re.M)
+            match = re.search(r"""^experiment:\s*["']?([A-Za-z0-9._-]+)["']?\s*(#.*)?$""",
+                              file.read_text(encoding="utf-8"), re.M)
             if match:
                 ids.add(match.group(1))
     return ids

@@ -17,6 +17,7 @@ MAX_DEPENDENCY_WAVES = 4
 
 
 def _accumulate(total: ExecutionSummary, more: ExecutionSummary) -> None:
+    total.reused = more.reused
     total.ran += more.ran
     total.failed += more.failed
     total.unavailable += more.unavailable

@@ -72,7 +72,7 @@ class ResultStore:
             problem = f"unreadable ({error.__class__.__name__}: {error})"
         if problem is None:
             return record
-        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}")
         os.replace(path, aside)
         self.events.append(f"corrupt record {path} ({problem}); moved to {aside.name} and recomputed")
         return None

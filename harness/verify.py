@@ -109,7 +109,7 @@ def _value_test(expectation, series: Series) -> tuple[str, str]:
         test = "" if s.deterministic else f", one-sided p = {p_value:.3g}"
         relation = {"pass": "meets", "fail": "contradicts", "undecided": "cannot decide"}[outcome]
         return status, f"{series.label}: mean {_fmt(s.mean)} {relation} the bound {_fmt(bound)}{test}"
-    mean = summarize(values).mean if all(math.isfinite(v) for v in values) else values[0]
+    mean = float(sum(values) / len(values))
     if holds(mean):
         return PASS, f"{series.label}: mean {_fmt(mean)} meets it"
     return FAIL, f"{series.label}: mean {_fmt(mean)} misses it"
@@ -133,6 +133,11 @@ def _order_test(expectation: schema.Order, observed: Observed, labels: Mapping[s
 
 def evaluate(expectation, obs, observed: Observed, labels: Mapping[str, str]) -> tuple[str, str]:
     """(status, reason) of an expectation on an observation."""
+    series = observed.series + ([observed.spread] if observed.spread is not None else [])
+    for s in series:
+        nan_seeds = [seed for seed, v in s.values.items() if math.isnan(v)]
+        if nan_seeds:
+            return INCONCLUSIVE, f"{s.label}: not a number on seeds {nan_seeds} (see the run records)"
     if isinstance(expectation, schema.Order):
         return _order_test(expectation, observed, labels, obs)
     if isinstance(expectation, schema.Equivalent):

@@ -4,18 +4,17 @@ from __future__ import annotations
 import math
 import statistics
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from harness.kinds.base import ExperimentKind, Metric, Plot
+from harness.schema.base import StrictModel
 
 
-class ClientArg(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ClientArg(StrictModel):
     client: int = Field(ge=0)
 
 
-class WidthArg(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class WidthArg(StrictModel):
     width: float = Field(gt=0.0, le=1.0)
 
 

@@ -26,6 +26,6 @@ class StrictModel(BaseModel):
             for key in data:
                 if key not in allowed:
                     raise PydanticCustomError(
-                        "unknown_field", "unknown field {field!r}{hint}",
+                        "unknown_field", "unknown field '{field}'{hint}",
                         {"field": key, "hint": did_you_mean(str(key), allowed)})
         return data

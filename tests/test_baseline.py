@@ -1,0 +1,137 @@
+"""The regression baseline: what compare() reports and what updated() keeps."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from harness import baseline
+from harness.verify import Verdict
+
+
+def verdict(claim: str, status: str = "PASS", values: dict[int, float] | None = None, profile: str = "smoke",
+            label: str = "a (m)") -> Verdict:
+    values = {0: 0.5, 1: 0.7} if values is None else values
+    finite = [v for v in values.values() if not math.isnan(v)]
+    numbers = {label: {"mean": sum(finite) / max(1, len(finite)), "std": 0.1, "n": len(values),
+                       "values": {str(k): v for k, v in values.items()}}}
+    return Verdict(claim=claim, paper="p", profile=profile, experiment="e", source="§1",
+                   statement="a statement", expectation="in [0, 1]", status=status,
+                   reason=f"reason of {claim}", observed="a: 0.6", numbers=numbers, runs=["k"])
+
+
+def recorded(*verdicts: Verdict, **claim_tolerances) -> dict:
+    data = baseline.updated(list(verdicts), "smoke", None)
+    for claim, tolerance in claim_tolerances.items():
+        data["claims"][claim.replace("_", ".")]["tolerance"] = tolerance
+    return json.loads(json.dumps(data))  # as read back from the file
+
+
+def messages(differences) -> list[str]:
+    return [str(d) for d in differences]
+
+
+def test_unchanged_verdicts_have_no_differences() -> None:
+    verdicts = [verdict("c.one"), verdict("c.two", "FAIL", {0: 2.0, 1: 3.0})]
+    assert baseline.compare(verdicts, recorded(*verdicts)) == []
+
+
+def test_changed_verdict_is_reported() -> None:
+    data = recorded(verdict("c.one"))
+    (difference,) = baseline.compare([verdict("c.one", "FAIL")], data)
+    assert difference.claim == "c.one"
+    assert "verdict changed from PASS to FAIL" in difference.message and "reason of c.one" in difference.message
+
+
+def test_drift_beyond_default_tolerance_is_reported_and_tiny_drift_is_not() -> None:
+    data = recorded(verdict("c.one", values={0: 0.5, 1: 0.7}))
+    assert baseline.compare([verdict("c.one", values={0: 0.5 + 1e-12, 1: 0.7})], data) == []
+    (difference,) = baseline.compare([verdict("c.one", values={0: 0.5, 1: 0.71})], data)
+    assert "drift beyond tolerance" in difference.message
+    assert "a (m) seed 1: 0.71 vs baseline 0.7" in difference.message
+
+
+def test_missing_and_no_longer_verified_claims() -> None:
+    data = recorded(verdict("c.old"), verdict("c.kept"))
+    found = messages(baseline.compare([verdict("c.kept"), verdict("c.new")], data))
+    assert len(found) == 2
+    assert any(m.startswith("c.new: not in the baseline") for m in found)
+    assert "c.old: in the baseline but no longer verified" in found
+    # A partial run (complete=False) does not count unverified claims as gone.
+    assert messages(baseline.compare([verdict("c.kept"), verdict("c.new")], data, complete=False)) == [
+        m for m in found if m.startswith("c.new")]
+
+
+def test_series_no_longer_observed_is_reported() -> None:
+    data = recorded(verdict("c.one", label="a (m)"))
+    (difference,) = baseline.compare([verdict("c.one", label="renamed (m)")], data)
+    assert "series 'a (m)' is no longer observed" in difference.message
+
+
+def test_per_claim_tolerance_is_honoured() -> None:
+    data = recorded(verdict("c.loose"), verdict("c.strict"), c_loose={"absolute": 0.01, "relative": 0.0})
+    drifted = {0: 0.505, 1: 0.7}
+    found = messages(baseline.compare([verdict("c.loose", values=drifted), verdict("c.strict", values=drifted)], data))
+    assert len(found) == 1 and found[0].startswith("c.strict: drift beyond tolerance")
+    far = {0: 0.52, 1: 0.7}
+    (difference,) = baseline.compare([verdict("c.loose", values=far)], data, complete=False)
+    assert difference.claim == "c.loose" and "'absolute': 0.01" in difference.message
+
+
+def test_file_level_tolerance_replaces_the_default() -> None:
+    data = recorded(verdict("c.one"))
+    data["tolerance"] = {"absolute": 0.05, "relative": 0.0}
+    assert baseline.compare([verdict("c.one", values={0: 0.54, 1: 0.7})], data) == []
+    assert len(baseline.compare([verdict("c.one", values={0: 0.56, 1: 0.7})], data)) == 1
+
+
+def test_nan_and_infinite_numbers() -> None:
+    data = recorded(verdict("c.nan", values={0: math.nan, 1: 0.7}), verdict("c.inf", values={0: math.inf}))
+    assert data["claims"]["c.nan"]["numbers"]["a (m)"]["values"]["0"] is None
+    assert baseline.compare([verdict("c.nan", values={0: math.nan, 1: 0.7}), verdict("c.inf", values={0: math.inf})],
+                            data) == []
+    assert len(baseline.compare([verdict("c.nan", values={0: 0.5, 1: 0.7})], data, complete=False)) == 1
+
+
+def test_updated_keeps_tolerances_and_records_fails(tmp_path: Path) -> None:
+    previous = recorded(verdict("c.one"), verdict("c.two"), c_one={"absolute": 0.5})
+    previous["tolerance"] = {"absolute": 1e-6, "relative": 1e-3}
+    previous["note"] = "hand-written note"
+    fail = verdict("c.two", "FAIL", {0: 2.0, 1: 3.0})
+    other_profile = verdict("c.three", profile="paper")
+    new = baseline.updated([verdict("c.one", values={0: 0.6, 1: 0.8}), fail, other_profile], "smoke", previous)
+    assert new["profile"] == "smoke"
+    assert new["tolerance"] == {"absolute": 1e-6, "relative": 1e-3}
+    assert new["note"] == "hand-written note"
+    assert list(new["claims"]) == ["c.one", "c.two"]  # sorted; other profiles left out
+    assert new["claims"]["c.one"]["tolerance"] == {"absolute": 0.5}
+    assert new["claims"]["c.one"]["numbers"]["a (m)"]["values"] == {"0": 0.6, "1": 0.8}
+    assert "tolerance" not in new["claims"]["c.two"]
+    entry = new["claims"]["c.two"]
+    assert entry["status"] == "FAIL" and entry["reason"] == "reason of c.two"
+    assert entry["numbers"]["a (m)"]["values"] == {"0": 2.0, "1": 3.0}
+    # Written and read back, it expects exactly that failure.
+    path = tmp_path / "baselines" / "smoke.json"
+    baseline.write(path, new)
+    loaded = baseline.load(path)
+    assert baseline.compare([verdict("c.one", values={0: 0.6, 1: 0.8}), fail], loaded) == []
+    assert "verdict changed from FAIL to PASS" in messages(
+        baseline.compare([verdict("c.one", values={0: 0.6, 1: 0.8}), verdict("c.two")], loaded))[0]
+    (drift,) = baseline.compare([verdict("c.two", "FAIL", {0: 2.5, 1: 3.0})], loaded, complete=False)
+    assert "drift beyond tolerance" in drift.message
+
+
+def test_updated_without_previous_uses_defaults() -> None:
+    new = baseline.updated([verdict("c.one")], "smoke", None)
+    assert new["tolerance"] == baseline.DEFAULT_TOLERANCE
+    assert "tolerance" not in new["claims"]["c.one"]
+
+
+@pytest.mark.parametrize("text", ["not json", "[]", '{"claims": []}'])
+def test_load_rejects_what_is_not_a_baseline(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "b.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="b.json"):
+        baseline.load(path)

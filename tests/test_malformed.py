@@ -1,0 +1,312 @@
+"""Malformed claim and spec files: each problem names its file, line, field and, for a
+misspelling, the closest valid name.
+
+Every case copies the shipped claims/ and specs/ into a temporary project, adds the
+malformed file(s) from tests/data/malformed/, loads the catalog and checks the exact set
+of problems reported.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from harness import cli
+from harness.catalog import load_catalog
+from harness.errors import SpecError
+
+REPO = Path(__file__).resolve().parents[1]
+MALFORMED = Path(__file__).resolve().parent / "data" / "malformed"
+
+
+@dataclass(frozen=True)
+class Expect:
+    """One problem: its file (relative to the project), line, field path and message parts."""
+
+    file: str
+    line: int | None
+    field: str
+    message: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Case:
+    files: tuple[tuple[str, str], ...]  # (directory, file name in tests/data/malformed)
+    problems: tuple[Expect, ...]
+
+    @property
+    def id(self) -> str:
+        return self.files[0][1].removesuffix(".yaml")
+
+
+def C(directory: str, name: str, *problems: Expect, extra: tuple[tuple[str, str], ...] = ()) -> Case:
+    return Case(((directory, name), *extra), problems)
+
+
+def E(file: str, line: int | None, field: str, *message: str) -> Expect:
+    return Expect(file, line, field, message)
+
+
+NOT_A_NUMBER = "Input should be a valid number"
+
+CASES = [
+    # --- claim files: keys and types ----------------------------------------------------
+    C("claims", "claim_unknown_key.yaml",
+      E("claims/claim_unknown_key.yaml", 6, "claims[0].statment", "unknown field", "did you mean 'statement'?")),
+    C("claims", "claim_expect_unknown_key.yaml",
+      E("claims/claim_expect_unknown_key.yaml", 11, "claims[0].expect.smoke.betwen",
+        "an expectation needs exactly one of the keys", "found 'betwen'", "did you mean 'between'?")),
+    C("claims", "claim_unknown_observation_key.yaml",
+      E("claims/claim_unknown_observation_key.yaml", 9, "claims[0].observe.metrc",
+        "an observation needs exactly one of the keys", "did you mean 'metric'?")),
+    C("claims", "claim_wrong_type.yaml",
+      E("claims/claim_wrong_type.yaml", 12, "claims[0].expect.smoke.equals", NOT_A_NUMBER)),
+    C("claims", "claim_missing_field.yaml",
+      E("claims/claim_missing_field.yaml", 5, "claims[0].source", "required field is missing")),
+    C("claims", "claim_bad_aggregate.yaml",
+      E("claims/claim_bad_aggregate.yaml", 11, "claims[0].expect.smoke.of", "'mean' or 'every_seed'")),
+    # --- claim files: cross-references ---------------------------------------------------
+    C("claims", "claim_unknown_experiment.yaml",
+      E("claims/claim_unknown_experiment.yaml", 8, "claims[0].experiment",
+        "unknown experiment 'hasfl-allocation-rules'", "did you mean 'hasfl-allocation-rule'?")),
+    C("claims", "claim_broken_experiment.yaml",
+      E("specs/spec_broken_for_claim.yaml", 6, "variants.tier-0.25.config.p_max", NOT_A_NUMBER,
+        "(variant 'tier-0.25', profile 'smoke')"),
+      E("claims/claim_broken_experiment.yaml", 8, "claims[0].experiment",
+        "experiment 'test-broken-experiment' has errors of its own"),
+      extra=(("specs", "spec_broken_for_claim.yaml"),)),
+    C("claims", "claim_wrong_paper.yaml",
+      E("claims/claim_wrong_paper.yaml", 8, "claims[0].experiment",
+        "belongs to paper 'hasfl', not 'fedrolex'")),
+    C("claims", "claim_unknown_variant.yaml",
+      E("claims/claim_unknown_variant.yaml", 9, "claims[0].observe.of[1]",
+        "unknown variant 'tier-0.33' of experiment 'hasfl-allocation-rule'", "did you mean 'tier-0.5'?")),
+    C("claims", "claim_unknown_metric.yaml",
+      E("claims/claim_unknown_metric.yaml", 10, "claims[0].observe.metric",
+        "unknown metric 'max_alocation' for kind 'allocation_rule'", "did you mean 'max_allocation'?")),
+    C("claims", "claim_bad_metric_args.yaml",
+      E("claims/claim_bad_metric_args.yaml", 13, "claims[0].observe.args.width", "less than or equal to 1")),
+    C("claims", "claim_unknown_profile.yaml",
+      E("claims/claim_unknown_profile.yaml", 12, "claims[0].expect.papr",
+        "unknown profile 'papr' of experiment 'hasfl-allocation-rule'", "did you mean 'paper'?")),
+    C("claims", "claim_within_spread_unknown_variant.yaml",
+      E("claims/claim_within_spread_unknown_variant.yaml", 11, "claims[0].expect.smoke",
+        "unknown variant 'tier-0.3'", "did you mean 'tier-0.5'?")),
+    # --- claim files: expectations -------------------------------------------------------
+    C("claims", "claim_negative_tolerance.yaml",
+      E("claims/claim_negative_tolerance.yaml", 13, "claims[0].expect.smoke.tolerance",
+        "greater than or equal to 0")),
+    C("claims", "claim_both_tolerances.yaml",
+      E("claims/claim_both_tolerances.yaml", 11, "claims[0].expect.smoke",
+        "approx needs exactly one of tolerance, relative_tolerance")),
+    C("claims", "claim_range_reversed.yaml",
+      E("claims/claim_range_reversed.yaml", 11, "claims[0].expect.smoke",
+        "range [0.3, 0.1] has its lower bound above its upper bound")),
+    # Correlations need a kind with per-client quantities: federated_training (hasfl-cifar10).
+    C("claims", "claim_correlation_bound.yaml",
+      E("claims/claim_correlation_bound.yaml", 11, "claims[0].expect.smoke",
+        "a correlation lies in [-1, 1]", "[-1.5, 0.5]")),
+    C("claims", "claim_unknown_client_quantity.yaml",
+      E("claims/claim_unknown_client_quantity.yaml", 11, "claims[0].observe.given",
+        "unknown per-client quantity 'p_maxx' for kind 'federated_training'", "did you mean 'p_max'?")),
+    C("claims", "claim_order_not_compare.yaml",
+      E("claims/claim_order_not_compare.yaml", 11, "claims[0].expect.smoke",
+        "'order' needs a 'compare' observation")),
+    C("claims", "claim_compare_value_test.yaml",
+      E("claims/claim_compare_value_test.yaml", 11, "claims[0].expect.smoke",
+        "a 'compare' observation needs an 'order' expectation, not above")),
+    # --- claim files: ids and documents --------------------------------------------------
+    C("claims", "claim_duplicate_id.yaml",
+      E("claims/claim_duplicate_id.yaml", 12, "claims[1].id",
+        "duplicate claim id 'test.malformed'", "first at claims/claim_duplicate_id.yaml:5")),
+    C("claims", "claim_duplicate_id_across_a.yaml",
+      E("claims/claim_duplicate_id_across_b.yaml", 5, "claims[0].id",
+        "duplicate claim id 'test.duplicate-across-files'", "first at claims/claim_duplicate_id_across_a.yaml:5"),
+      extra=(("claims", "claim_duplicate_id_across_b.yaml"),)),
+    C("claims", "claim_syntax_error.yaml",
+      E("claims/claim_syntax_error.yaml", 6, "<document>", "YAML syntax error", "expected ',' or ']'")),
+    C("claims", "claim_empty.yaml",
+      E("claims/claim_empty.yaml", 1, "<document>", "file is empty")),
+    C("claims", "claim_duplicate_yaml_key.yaml",
+      E("claims/claim_duplicate_yaml_key.yaml", 12, "claims[0].source",
+        "duplicate key 'source' (first defined on line 7)")),
+    C("claims", "claim_is_list.yaml",
+      E("claims/claim_is_list.yaml", 1, "<document>", "a claim file must be a mapping")),
+    # --- spec files ----------------------------------------------------------------------
+    C("specs", "spec_unknown_kind.yaml",
+      E("specs/spec_unknown_kind.yaml", 4, "kind",
+        "unknown experiment kind 'allocation_rules'", "did you mean 'allocation_rule'?")),
+    C("specs", "spec_unknown_key.yaml",
+      E("specs/spec_unknown_key.yaml", 5, "varients", "unknown field", "did you mean 'variants'?")),
+    # federation_size is 20 in the base config (line 7); the variant sets it on line 13.
+    C("specs", "spec_variant_wrong_type.yaml",
+      E("specs/spec_variant_wrong_type.yaml", 13, "variants.tier-0.75.config.federation_size",
+        "valid integer", "(variant 'tier-0.75', profile 'smoke')")),
+    C("specs", "spec_profile_override_wrong_type.yaml",
+      E("specs/spec_profile_override_wrong_type.yaml", 14, "profiles.smoke.overrides.ratio_step",
+        NOT_A_NUMBER, "(variant 'tier-0.5', profile 'smoke')")),
+    C("specs", "spec_config_unknown_key.yaml",
+      E("specs/spec_config_unknown_key.yaml", 6, "config.p_mn", "Extra inputs are not permitted")),
+    C("specs", "spec_unknown_override_variant.yaml",
+      E("specs/spec_unknown_override_variant.yaml", 11, "profiles.smoke.variant_overrides.tier-0.75",
+        "unknown variant 'tier-0.75'", "did you mean 'tier-0.5'?")),
+    C("specs", "spec_unknown_plot.yaml",
+      E("specs/spec_unknown_plot.yaml", 10, "figures[0].plot",
+        "unknown plot 'allocation_curve' for kind 'allocation_rule'", "did you mean 'allocation_curves'?")),
+    C("specs", "spec_figure_unknown_variant.yaml",
+      E("specs/spec_figure_unknown_variant.yaml", 12, "figures[0].variants[1]",
+        "unknown variant 'tier-05'", "did you mean 'tier-0.5'?")),
+    C("specs", "spec_empty_seeds.yaml",
+      E("specs/spec_empty_seeds.yaml", 9, "profiles.smoke.seeds", "at least 1 item")),
+    C("specs", "spec_duplicate_experiment.yaml",
+      E("specs/spec_duplicate_experiment.yaml", 1, "experiment",
+        "duplicate experiment id 'hasfl-allocation-rule'", "also in specs/hasfl-allocation-rule.yaml")),
+    C("specs", "spec_is_list.yaml",
+      E("specs/spec_is_list.yaml", 1, "<document>", "a spec file must be a mapping")),
+    C("specs", "spec_syntax_error.yaml",
+      E("specs/spec_syntax_error.yaml", 7, "<document>", "YAML syntax error", "expected ',' or '}'")),
+]
+
+# Problems inside union members, model-level validators and quoted ids.
+POSITION_CASES = [
+    pytest.param(
+        C("claims", "claim_expect_extra_key.yaml",
+          E("claims/claim_expect_extra_key.yaml", 13, "claims[0].expect.smoke.tolerence",
+            "unknown field 'tolerence'", "did you mean 'tolerance'?")),
+        id="claim_expect_extra_key"),
+    pytest.param(
+        C("claims", "claim_observation_extra_key.yaml",
+          E("claims/claim_observation_extra_key.yaml", 12, "claims[0].observe.arg",
+            "did you mean 'args'?")),
+        id="claim_observation_extra_key"),
+    pytest.param(
+        C("claims", "claim_broken_quoted_experiment.yaml",
+          E("specs/spec_broken_quoted_id.yaml", 6, "variants.tier-0.25.config.p_max", NOT_A_NUMBER),
+          E("claims/claim_broken_quoted_experiment.yaml", 8, "claims[0].experiment",
+            "experiment 'test-broken-quoted' has errors of its own"),
+          extra=(("specs", "spec_broken_quoted_id.yaml"),)),
+        id="claim_broken_quoted_experiment"),
+]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the shipped claims/ and specs/ to add malformed files to."""
+    shutil.copytree(REPO / "claims", tmp_path / "claims")
+    shutil.copytree(REPO / "specs", tmp_path / "specs")
+    return tmp_path
+
+
+def _install(project: Path, case: Case) -> None:
+    for directory, name in case.files:
+        shutil.copy(MALFORMED / name, project / directory / name)
+
+
+def _load_problems(project: Path):
+    with pytest.raises(SpecError) as raised:
+        load_catalog(project / "claims", project / "specs", project)
+    return raised.value
+
+
+def _check(case: Case, project: Path) -> None:
+    _install(project, case)
+    error = _load_problems(project)
+    problems = error.problems
+    listing = "\n".join(f"  {p.file}:{p.line}: {p.field}: {p.message}" for p in problems)
+    assert len(problems) == len(case.problems), f"expected {len(case.problems)} problem(s), got:\n{listing}"
+    text = str(error)
+    for expected in case.problems:
+        matching = [p for p in problems if Path(p.file) == Path(expected.file) and p.field == expected.field]
+        assert matching, f"no problem at {expected.file} / {expected.field}; got:\n{listing}"
+        problem = matching[0]
+        assert problem.line == expected.line, f"{expected.field}: line {problem.line}, expected {expected.line}"
+        for part in expected.message:
+            assert part in problem.message, f"{part!r} not in {problem.message!r}"
+        assert f"{Path(expected.file)}:{expected.line}: {expected.field}: " in text
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_malformed_file_is_reported_precisely(case: Case, project: Path) -> None:
+    _check(case, project)
+
+
+@pytest.mark.parametrize("case", POSITION_CASES)
+def test_malformed_file_position_of_nested_problems(case: Case, project: Path) -> None:
+    _check(case, project)
+
+
+@pytest.mark.parametrize("name, key", [("claim_unknown_key.yaml", "statment"), ("spec_unknown_key.yaml", "varients")])
+def test_unknown_field_message_names_the_key(project: Path, name: str, key: str) -> None:
+    directory = "claims" if name.startswith("claim") else "specs"
+    _install(project, C(directory, name))
+    (problem,) = _load_problems(project).problems
+    assert f"unknown field '{key}'" in problem.message
+
+
+def test_corpus_is_complete_and_every_file_is_used() -> None:
+    files = {f.name for f in MALFORMED.glob("*.yaml")}
+    used = {name for case in CASES for _, name in case.files}
+    used |= {name for param in POSITION_CASES for _, name in param.values[0].files}
+    assert len(files) >= 22
+    assert files == used, f"unused: {sorted(files - used)}; missing: {sorted(used - files)}"
+    for case in CASES:
+        for directory, name in case.files:
+            assert directory in ("claims", "specs")
+            assert name.startswith("claim_" if directory == "claims" else "spec_")
+
+
+def test_shipped_files_load_without_problems() -> None:
+    catalog = load_catalog(REPO / "claims", REPO / "specs", REPO)
+    assert {"hasfl", "fedrolex"} <= set(catalog.papers)
+    assert len(catalog.claims) >= 10
+    assert len({c.id for c in catalog.claims}) == len(catalog.claims)
+    for loaded in catalog.claims:
+        spec = catalog.specs[loaded.claim.experiment].spec
+        assert spec.paper == loaded.paper
+        assert set(loaded.claim.observe.variants) <= set(spec.variants)
+
+
+def test_copied_project_loads_and_a_malformed_file_breaks_it(project: Path) -> None:
+    catalog = load_catalog(project / "claims", project / "specs", project)
+    assert len(catalog.claims) == len(load_catalog(REPO / "claims", REPO / "specs", REPO).claims)
+    _install(project, C("claims", "claim_unknown_metric.yaml"))
+    error = _load_problems(project)
+    assert [str(p.file) for p in error.problems] == ["claims/claim_unknown_metric.yaml"]
+
+
+def test_all_problems_of_all_files_are_collected(project: Path) -> None:
+    for name in ("claim_unknown_metric.yaml", "claim_range_reversed.yaml"):
+        _install(project, C("claims", name))
+    _install(project, C("specs", "spec_unknown_plot.yaml"))
+    files = sorted(str(p.file) for p in _load_problems(project).problems)
+    assert files == ["claims/claim_range_reversed.yaml", "claims/claim_unknown_metric.yaml",
+                     "specs/spec_unknown_plot.yaml"]
+
+
+def test_cli_validate_ok(project: Path, capsys) -> None:
+    catalog = load_catalog(project / "claims", project / "specs", project)
+    assert cli.main(["--root", str(project), "validate"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"ok: {len(catalog.specs)} experiment specs and {len(catalog.claims)} claims")
+
+
+def test_cli_validate_reports_file_and_line(project: Path, capsys) -> None:
+    _install(project, C("claims", "claim_unknown_metric.yaml"))
+    assert cli.main(["--root", str(project), "validate"]) == 2
+    err = capsys.readouterr().err
+    assert "claims/claim_unknown_metric.yaml:10: claims[0].observe.metric: unknown metric" in err
+    assert "did you mean 'max_allocation'?" in err
+
+
+def test_fedclaims_command_exits_2_with_file_and_line(project: Path) -> None:
+    _install(project, C("specs", "spec_variant_wrong_type.yaml"))
+    command = Path(sys.executable).with_name("fedclaims")
+    argv = [str(command)] if command.exists() else [sys.executable, "-m", "harness.cli"]
+    done = subprocess.run([*argv, "--root", str(project), "validate"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "specs/spec_variant_wrong_type.yaml:13: variants.tier-0.75.config.federation_size" in done.stderr

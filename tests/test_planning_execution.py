@@ -1,0 +1,180 @@
+"""Planning runs from the real catalog, executing them into a store, and reusing records."""
+from __future__ import annotations
+
+import io
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from harness import planning, provenance
+from harness.catalog import load_catalog
+from harness.errors import RunFailure
+from harness.execution import _settings_dict, execute, run_request
+from harness.pipeline import verify
+from harness.settings import Settings
+from harness.store import ResultStore
+
+REPO = Path(__file__).resolve().parents[1]
+PATTERN = "hasfl.alloc.*"
+PROFILES = ["smoke"]
+EXPECTED_RUNS = {("hasfl-allocation-rule", v) for v in ("tier-1.0", "tier-0.75", "tier-0.5", "tier-0.25")} | {
+    ("hasfl-allocation-example", v) for v in ("guarantee-on", "guarantee-off")}
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog(REPO / "claims", REPO / "specs", REPO)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(root=REPO, store_dir=tmp_path / "store", cache_dir=tmp_path / "cache", data_dir=None,
+                    download=False, executor="local")
+
+
+def _quiet() -> Console:
+    return Console(file=io.StringIO(), width=120)
+
+
+def _plan(catalog, settings, store=None):
+    requests, waiting = planning.plan(catalog, catalog.select(pattern=PATTERN), PROFILES, settings,
+                                      store or ResultStore(settings.store_dir))
+    assert waiting == 0  # no config of these experiments refers to another run
+    return requests
+
+
+def _run(requests, settings, store=None):
+    store = store or ResultStore(settings.store_dir)
+    return execute(requests, store, settings, _quiet()), store
+
+
+def test_plan_has_unique_keys_and_only_needed_runs(catalog, settings) -> None:
+    claims = catalog.select(pattern=PATTERN)
+    assert len(claims) == 9 and all(c.id.startswith("hasfl.alloc.") for c in claims)
+    requests = _plan(catalog, settings)
+    keys = [r.key for r in requests]
+    assert len(keys) == len(set(keys)) == len(EXPECTED_RUNS)
+    assert {(r.experiment, r.variant) for r in requests} == EXPECTED_RUNS
+    assert all(r.seed == 0 and r.profile == "smoke" for r in requests)
+    # Deterministic: planning again gives the same keys in the same order.
+    assert [r.key for r in _plan(catalog, settings)] == keys
+    # Resolved configs carry the variant's setting over the base config.
+    tier = next(r for r in requests if r.variant == "tier-0.75")
+    assert tier.config["p_max"] == 0.75 and tier.config["p_min"] == 0.4
+
+
+def test_execute_then_reuse_then_recompute_missing_and_corrupt(catalog, settings) -> None:
+    requests = _plan(catalog, settings)
+    summary, store = _run(requests, settings)
+    assert (summary.ran, summary.reused, summary.failed) == (len(requests), 0, 0)
+    for request in requests:
+        record = store.get(request.key)
+        assert record["status"] == "ok" and record["variant"] == request.variant
+        assert record["provenance"]["code"] == request.code
+
+    again, _ = _run(requests, settings)
+    assert (again.ran, again.reused, again.failed) == (0, len(requests), 0)
+    assert again.events == []
+
+    deleted = requests[2]
+    store.path(deleted.key).unlink()
+    third, _ = _run(requests, settings)
+    assert (third.ran, third.reused) == (1, len(requests) - 1)
+    assert store.path(deleted.key).exists()
+
+    corrupted = requests[4]
+    path = store.path(corrupted.key)
+    path.write_text(path.read_text()[:-20])  # truncated
+    fourth, _ = _run(requests, settings)
+    assert (fourth.ran, fourth.reused) == (1, len(requests) - 1)
+    assert len(fourth.events) == 1 and corrupted.key in fourth.events[0] and "corrupt" in fourth.events[0]
+    assert len(list(path.parent.glob(f"{corrupted.key}.json.corrupt-*"))) == 1
+    assert store.reusable(corrupted.key) is not None
+
+    outcome = verify(settings, pattern=PATTERN, profiles=PROFILES, console=_quiet())
+    assert outcome.execution.ran == 0 and outcome.execution.reused == len(requests)
+    assert {v.claim: v.status for v in outcome.verdicts} == {c.id: "PASS" for c in catalog.select(pattern=PATTERN)}
+
+
+def test_import_closures_separate_allocation_from_extraction() -> None:
+    rule = provenance.import_closure("harness.runners.allocation_rule")
+    coverage = provenance.import_closure("harness.runners.mask_coverage")
+    assert "methods.allocation" in rule and "methods.extraction" not in rule
+    assert "methods.extraction" in coverage and "methods.allocation" not in coverage
+    assert "harness.runners.allocation_rule" in rule and "harness.runners.context" in rule
+    # Harness modules that do not compute results stay out of the key.
+    for module in ("harness.catalog", "harness.verify", "harness.store", "harness.execution"):
+        assert module not in rule and module not in coverage
+    fingerprint = provenance.code_fingerprint("harness.runners.allocation_rule")
+    assert set(fingerprint) == set(rule) and all(len(d) == 64 for d in fingerprint.values())
+
+
+def test_editing_methods_allocation_rekeys_only_allocation_runs(catalog, settings, monkeypatch) -> None:
+    allocation = planning.request_for(catalog, "hasfl-allocation-rule", "tier-1.0", 0, "smoke", settings)
+    example = planning.request_for(catalog, "hasfl-allocation-example", "guarantee-on", 0, "smoke", settings)
+    coverage = planning.request_for(catalog, "fedrolex-coverage", "rolling-i64-m1", 0, "smoke", settings)
+    real = planning._code
+
+    def edited(runner: str):
+        return tuple((name, "0" * 64 if name == "methods.allocation" else digest) for name, digest in real(runner))
+
+    monkeypatch.setattr(planning, "_code", edited)
+    after = [planning.request_for(catalog, e, v, 0, "smoke", settings) for e, v in
+             (("hasfl-allocation-rule", "tier-1.0"), ("hasfl-allocation-example", "guarantee-on"),
+              ("fedrolex-coverage", "rolling-i64-m1"))]
+    assert after[0].key != allocation.key and after[0].code["methods.allocation"] == "0" * 64
+    assert after[1].key != example.key
+    assert after[2].key == coverage.key
+    # Config, seed and device enter the key too.
+    assert planning.request_for(catalog, "hasfl-allocation-rule", "tier-1.0", 1, "smoke", settings).key != after[0].key
+    assert planning.request_for(catalog, "hasfl-allocation-rule", "tier-1.0", 0, "smoke",
+                                replace(settings, device="cuda")).key != after[0].key
+
+
+def test_failing_runner_becomes_error_record_and_others_complete(catalog, settings, monkeypatch) -> None:
+    import harness.runners.allocation_rule as module
+    real = module.run
+
+    def flaky(config, seed, context):
+        if config.p_max == 0.5:
+            raise RunFailure("synthetic failure for tier 0.5")
+        return real(config, seed, context)
+
+    monkeypatch.setattr(module, "run", flaky)
+    requests = _plan(catalog, settings)
+    summary, store = _run(requests, settings)
+    assert (summary.ran, summary.failed) == (len(requests) - 1, 1)
+    failed = next(r for r in requests if r.variant == "tier-0.5")
+    record = store.get(failed.key)
+    assert record["status"] == "error" and record["result"] is None
+    assert record["error"]["type"] == "RunFailure"
+    assert record["error"]["message"] == "synthetic failure for tier 0.5"
+    assert "synthetic failure" in record["error"]["traceback"]
+    for request in requests:
+        if request is not failed:
+            assert store.reusable(request.key)["status"] == "ok"
+
+    outcome = verify(settings, pattern=PATTERN, profiles=PROFILES, run=False)
+    statuses = {v.claim: (v.status, v.reason) for v in outcome.verdicts}
+    status, reason = statuses.pop("hasfl.alloc.cap-at-0.4-for-tier-0.5")
+    assert status == "ERROR" and "RunFailure: synthetic failure for tier 0.5" in reason
+    assert {s for s, _ in statuses.values()} == {"PASS"}
+
+    monkeypatch.setattr(module, "run", real)
+    retry, _ = _run(requests, settings)  # an error record is never reused
+    assert (retry.ran, retry.reused, retry.failed) == (1, len(requests) - 1, 0)
+    assert store.reusable(failed.key)["status"] == "ok"
+
+
+def test_same_seed_gives_identical_results(catalog, settings) -> None:
+    request = planning.request_for(catalog, "fedrolex-coverage", "random-i64-m1", 0, "smoke", settings)
+    small = asdict(request)
+    small["config"] = {**small["config"], "trials": 4, "index_groups": 16}
+    options = _settings_dict(settings, None)
+    first, second = run_request(small, options), run_request(small, options)
+    assert first["status"] == second["status"] == "ok", first["error"]
+    assert first["result"] == second["result"]
+    other = run_request({**small, "seed": 1}, options)
+    assert other["result"]["rounds_to_cover"] != first["result"]["rounds_to_cover"]
