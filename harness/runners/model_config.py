@@ -21,6 +21,17 @@ class ConvModel(BaseModel):
     image_size: int = Field(ge=8)
 
 
+class PreResNet18Model(BaseModel):
+    """Pre-activation ResNet-18 (HeteroFL's and FedRolex's CIFAR model); stage widths sliced."""
+
+    model_config = ConfigDict(extra="forbid")
+    arch: Literal["preresnet18"]
+    hidden: list[int] = Field(default=[64, 128, 256, 512], min_length=4, max_length=4)
+    in_channels: int = Field(3, ge=1)
+    num_classes: int = Field(10, ge=2)
+    image_size: int = Field(32, ge=8)
+
+
 class CharLSTMModel(BaseModel):
     """Two-layer character LSTM; hidden units sliced inside each gate block."""
 
@@ -33,19 +44,20 @@ class CharLSTMModel(BaseModel):
     seq_len: int = Field(80, ge=1)
 
 
-ModelConfig = Annotated[Union[ConvModel, CharLSTMModel], Field(discriminator="arch")]
+ImageModel = (ConvModel, PreResNet18Model)
+ModelConfig = Annotated[Union[ConvModel, PreResNet18Model, CharLSTMModel], Field(discriminator="arch")]
 
 
-def build_model_family(config: ConvModel | CharLSTMModel) -> SliceableFamily:
-    if isinstance(config, ConvModel):
-        return build_family("conv", in_channels=config.in_channels,
+def build_model_family(config: ConvModel | PreResNet18Model | CharLSTMModel) -> SliceableFamily:
+    if isinstance(config, ImageModel):
+        return build_family(config.arch, in_channels=config.in_channels,
                             num_classes=config.num_classes, hidden=list(config.hidden))
     return build_family("char_lstm", in_channels=None, num_classes=config.vocab_size,
                         embed_dim=config.embed_dim, hidden=config.hidden, num_layers=config.num_layers)
 
 
-def example_input(config: ConvModel | CharLSTMModel) -> torch.Tensor:
+def example_input(config: ConvModel | PreResNet18Model | CharLSTMModel) -> torch.Tensor:
     """One input sample, as the model's forward pass takes it."""
-    if isinstance(config, ConvModel):
+    if isinstance(config, ImageModel):
         return torch.zeros(1, config.in_channels, config.image_size, config.image_size)
     return torch.zeros(1, config.seq_len, dtype=torch.long)

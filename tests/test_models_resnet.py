@@ -1,0 +1,193 @@
+"""PreResNet18 family: slicing axes, size, sub-model exactness, and costs."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import Tensor, nn
+
+from methods.costs import cost_fractions, mac_count, parameter_count
+from methods.extraction import ExtractionMode, kept_units, select_units
+from methods.models.conv import calibrate_batchnorm
+from methods.models.registry import build_family
+from methods.models.resnet import PreResNet18Family
+from methods.models.slicing import coverage_masks, embed, extract, full_selection
+
+SMALL = (8, 16, 32, 64)
+FULL = (64, 128, 256, 512)
+ROUND_WRAPS_ALL = 63  # 63 % n = n - 1 for n in 8, 16, 32, 64: every rolling window wraps
+
+
+@pytest.fixture(autouse=True)
+def float64_one_thread():
+    previous_dtype, previous_threads = torch.get_default_dtype(), torch.get_num_threads()
+    torch.set_default_dtype(torch.float64)
+    torch.set_num_threads(1)
+    yield
+    torch.set_default_dtype(previous_dtype)
+    torch.set_num_threads(previous_threads)
+
+
+def params_of(model: nn.Module) -> dict[str, Tensor]:
+    return {name: p.detach().clone() for name, p in model.named_parameters()}
+
+
+def load(model: nn.Module, params: dict[str, Tensor]) -> nn.Module:
+    assert set(params) == {name for name, _ in model.named_parameters()}
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(params[name])
+    return model
+
+
+def expected_counts(in_channels: int, num_classes: int, hidden, image: int) -> tuple[int, int]:
+    """(parameters, conv/linear MACs) of PreResNet18 by formula, for square ``image`` inputs."""
+    params = 9 * in_channels * hidden[0]
+    side = image
+    macs = side * side * 9 * in_channels * hidden[0]
+    c_in = hidden[0]
+    for i, c in enumerate(hidden):
+        for j in range(2):
+            stride = 2 if (i > 0 and j == 0) else 1
+            side = (side - 1) // stride + 1
+            params += 2 * c_in + 9 * c_in * c + 2 * c + 9 * c * c  # bn1, conv1, bn2, conv2
+            macs += side * side * (9 * c_in * c + 9 * c * c)
+            if stride == 2:  # 1x1 projection shortcut
+                params += c_in * c
+                macs += side * side * c_in * c
+            c_in = c
+    params += 2 * hidden[-1] + hidden[-1] * num_classes + num_classes  # final bn, classifier
+    macs += hidden[-1] * num_classes
+    return params, macs
+
+
+def selections(family: PreResNet18Family) -> dict[str, dict[str, Tensor]]:
+    gen = torch.Generator().manual_seed(3)
+    out = {}
+    for width in (0.5, 0.25):
+        out[f"prefix{width}"] = select_units(family.groups, width, ExtractionMode.PREFIX, 0, None)
+        out[f"rolling_wrapped{width}"] = select_units(family.groups, width, ExtractionMode.ROLLING,
+                                                      ROUND_WRAPS_ALL, None)
+        out[f"random{width}"] = select_units(family.groups, width, ExtractionMode.RANDOM, 0, gen)
+    return out
+
+
+def test_groups_and_param_axes_cover_every_parameter() -> None:
+    family = PreResNet18Family(3, 10, SMALL)
+    assert list(family.groups)[:3] == ["stage0", "stage0.block0.inner", "stage0.block1.inner"]
+    assert len(family.groups) == 12
+    params = params_of(family.build())
+    assert set(family.param_axes()) == set(params)
+    for name, axes in family.param_axes().items():
+        assert len(axes) == params[name].dim()
+        if name != "classifier.bias":
+            assert any(axis is not None for axis in axes), name
+    # full selection: shapes consistent with the axes, extraction is the identity
+    full = extract(params, family, full_selection(family))
+    assert all(torch.equal(full[k], params[k]) for k in params)
+
+
+def test_layout_follows_heterofl_preresnet() -> None:
+    model = PreResNet18Family(3, 10, SMALL).build()
+    shortcuts = [(i, j) for i, stage in enumerate(model.stages) for j, block in enumerate(stage)
+                 if block.shortcut is not None]
+    assert shortcuts == [(1, 0), (2, 0), (3, 0)]
+    assert all(len(stage) == 2 for stage in model.stages)
+    assert [stage[0].conv1.stride for stage in model.stages] == [(1, 1), (2, 2), (2, 2), (2, 2)]
+    norms = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+    assert len(norms) == 17 and all(n.momentum is None and n.track_running_stats and n.affine
+                                    for n in norms)
+    assert model(torch.randn(2, 3, 16, 16)).shape == (2, 10)
+
+
+def test_full_parameter_count_matches_formula() -> None:
+    family = PreResNet18Family(3, 10, FULL)
+    expected, _ = expected_counts(3, 10, FULL, 32)
+    assert parameter_count(family.build()) == expected == 11_172_170
+
+
+def test_sub_model_counts_match_formula() -> None:
+    family = PreResNet18Family(3, 10, SMALL)
+    sub = family.build({g: kept_units(n, 0.25) for g, n in family.groups.items()})
+    params, macs = expected_counts(3, 10, [kept_units(n, 0.25) for n in SMALL], 16)
+    assert parameter_count(sub) == params
+    assert mac_count(sub, torch.randn(1, 3, 16, 16)) == macs
+
+
+def test_extract_embed_match_sub_model_shapes() -> None:
+    family = PreResNet18Family(3, 10, SMALL)
+    global_params = params_of(family.build(generator=torch.Generator().manual_seed(0)))
+    for sel in selections(family).values():
+        sub = extract(global_params, family, sel)
+        assert {k: v.shape for k, v in sub.items()} == \
+            {k: v.shape for k, v in params_of(family.build_for(sel)).items()}
+        masks = coverage_masks(global_params, family, sel)
+        back = embed(sub, family, sel, global_params)
+        for name, tensor in global_params.items():
+            assert torch.equal(back[name], torch.where(masks[name], tensor, 0.0))
+
+
+def test_rolling_selection_really_wraps() -> None:
+    family = PreResNet18Family(3, 10, SMALL)
+    for width in (0.5, 0.25):
+        sel = selections(family)[f"rolling_wrapped{width}"]
+        for group, idx in sel.items():
+            assert idx[0] == family.groups[group] - 1 and idx[1] == 0
+
+
+@pytest.mark.parametrize("name", [f"{mode}{w}" for w in (0.5, 0.25)
+                                  for mode in ("prefix", "rolling_wrapped", "random")])
+def test_sub_model_equals_masked_full_model(name: str) -> None:
+    # Masked channels are exactly 0 into every BN (bias-free convs, masked inputs); zero batch
+    # mean and variance with zero gain and bias keep them 0, in train mode and after calibration.
+    family = PreResNet18Family(3, 10, SMALL)
+    gen = torch.Generator().manual_seed(1)
+    global_params = params_of(family.build(generator=gen))
+    for p in global_params.values():  # non-trivial BN gains and biases
+        p.add_(0.1 * torch.randn(p.shape, generator=gen))
+    sel = selections(family)[name]
+    x = torch.randn(4, 3, 16, 16, generator=gen)
+    sub = load(family.build_for(sel), extract(global_params, family, sel))
+    masks = coverage_masks(global_params, family, sel)
+    full = load(family.build(), {k: v * masks[k] for k, v in global_params.items()})
+    sub.train(), full.train()
+    torch.testing.assert_close(sub(x), full(x), rtol=1e-10, atol=1e-10)
+    calibrate_batchnorm(sub, [x, x[:2]])
+    calibrate_batchnorm(full, [x, x[:2]])
+    assert not sub.training
+    torch.testing.assert_close(sub(x), full(x), rtol=1e-10, atol=1e-10)
+    unmasked = calibrate_batchnorm(load(family.build(), global_params), [x])
+    assert not torch.allclose(unmasked(x), full(x))  # the test can tell widths apart
+
+
+def test_generator_init_is_deterministic() -> None:
+    family = PreResNet18Family(3, 10, SMALL)
+    a = params_of(family.build(generator=torch.Generator().manual_seed(9)))
+    b = params_of(family.build(generator=torch.Generator().manual_seed(9)))
+    c = params_of(family.build(generator=torch.Generator().manual_seed(10)))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not all(torch.equal(a[k], c[k]) for k in a)
+
+
+def test_cost_fractions_full_size() -> None:
+    torch.set_default_dtype(torch.float32)
+    family = PreResNet18Family(3, 10, FULL)
+    x = torch.randn(1, 3, 32, 32)
+    full_params, full_macs = expected_counts(3, 10, FULL, 32)
+    for width, (want_params, want_macs) in {0.25: (0.06275, 0.06310),
+                                            0.5: (0.25033, 0.25080)}.items():
+        params, macs = cost_fractions(family, width, x)
+        sub_params, sub_macs = expected_counts(3, 10, [kept_units(n, width) for n in FULL], 32)
+        assert params == pytest.approx(sub_params / full_params, rel=1e-12)
+        assert macs == pytest.approx(sub_macs / full_macs, rel=1e-12)
+        assert (params, macs) == pytest.approx((want_params, want_macs), abs=1e-5)
+
+
+def test_registry_builds_preresnet18() -> None:
+    family = build_family("preresnet18", in_channels=3, num_classes=100, hidden=SMALL)
+    assert isinstance(family, PreResNet18Family) and family.hidden == SMALL
+    assert family.build().classifier.out_features == 100
+    assert build_family("preresnet18", in_channels=3, num_classes=10).hidden == FULL
+    with pytest.raises(ValueError):
+        build_family("preresnet18", in_channels=None, num_classes=10)
+    with pytest.raises(ValueError):
+        PreResNet18Family(3, 10, (8, 16, 32))
