@@ -52,8 +52,16 @@ def run_request(request: dict[str, Any], settings: dict[str, Any],
                 progress: Callable[[float, str], None] | None = None) -> dict[str, Any]:
     """Execute one run and return its record (never raises for a failing run)."""
     import torch
+    from threadpoolctl import threadpool_limits
     if settings.get("threads"):
         torch.set_num_threads(settings["threads"])
+    with threadpool_limits(limits=torch.get_num_threads()):
+        return _run_request(request, settings, progress)
+
+
+def _run_request(request: dict[str, Any], settings: dict[str, Any],
+                 progress: Callable[[float, str], None] | None) -> dict[str, Any]:
+    import torch
     kind = KINDS[request["kind"]]
     started = time.time()
     record: dict[str, Any] = {k: request[k] for k in ("key", "experiment", "variant", "seed", "profile", "kind", "config")}
