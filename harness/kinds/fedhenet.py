@@ -69,11 +69,11 @@ FEDHENET = ExperimentKind(
             lambda r, a: (1.0 - r["prediction_agreement"]) if r["method"] == "fedhenet" else math.nan),
         "encryption_overhead_fraction": Metric(
             "CKKS seconds (encrypt + coordinator sum + decrypt) / FedHENet total seconds, features excluded; "
-            "NaN for plaintext runs", _encryption_fraction),
+            "NaN for plaintext runs", _encryption_fraction, varies=True),
         "encryption_overhead_fraction_with_context": Metric(
             "as encryption_overhead_fraction, with the CKKS context creation counted as overhead too",
             lambda r, a: (float(r["he_fraction_with_context"]) if r["method"] == "fedhenet" and r["encrypted"]
-                          else math.nan)),
+                          else math.nan), varies=True),
         "encrypted_to_plain_payload_ratio": Metric(
             "mean client upload with encrypted M / with plaintext M (U S in plaintext float64 both times)",
             _payload_ratio),
@@ -82,9 +82,9 @@ FEDHENET = ExperimentKind(
         "total_bytes": Metric("bytes sent over the whole training, all clients, uploads and downloads",
                               lambda r, a: float(r["total_bytes"]), unit="bytes"),
         "wall_seconds": Metric("training wall seconds on cached features (feature extraction excluded)",
-                               lambda r, a: float(r["wall_seconds"]), unit="s"),
+                               lambda r, a: float(r["wall_seconds"]), unit="s", varies=True),
         "feature_seconds": Metric("seconds to obtain the features (extraction, or a cache read)",
-                                  lambda r, a: float(r["feature_seconds"]), unit="s"),
+                                  lambda r, a: float(r["feature_seconds"]), unit="s", varies=True),
         "clients_used": Metric("clients holding data", lambda r, a: float(r["clients_used"])),
         "clients_skipped": Metric("clients without data (left out)", lambda r, a: float(r["clients_skipped"])),
     },
