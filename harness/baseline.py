@@ -65,6 +65,8 @@ def compare_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[st
         return ["not in the baseline (run `fedclaims baseline update` to record it)"]
     if verdict.status != entry["status"]:
         return [f"verdict changed from {entry['status']} to {verdict.status} ({verdict.reason})"]
+    if entry.get("compare") == "verdict":
+        return []
     tolerance = {**default, **entry.get("tolerance", {})}
     return [f"drift beyond tolerance {tolerance}: {d}" for d in _number_drift(json_safe(verdict.numbers),
                                                                               entry.get("numbers", {}), tolerance)]
@@ -82,8 +84,13 @@ def compare(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = 
     return differences
 
 
-def updated(verdicts: list[Verdict], profile: str, previous: dict[str, Any] | None) -> dict[str, Any]:
-    """A new baseline from the verdicts, keeping the tolerances stated in the previous one."""
+def updated(verdicts: list[Verdict], profile: str, previous: dict[str, Any] | None,
+            varying: set[str] = frozenset()) -> dict[str, Any]:
+    """A new baseline from the verdicts, keeping the tolerances stated in the previous one.
+
+    Claims in `varying` observe measurements that differ between runs (timings); their
+    entries compare the verdict only.
+    """
     previous = previous or {}
     old = previous.get("claims", {})
     claims = {}
@@ -93,6 +100,8 @@ def updated(verdicts: list[Verdict], profile: str, previous: dict[str, Any] | No
         entry = {"status": v.status, "reason": v.reason, "observed": v.observed, "numbers": json_safe(v.numbers)}
         if "tolerance" in old.get(v.claim, {}):
             entry["tolerance"] = old[v.claim]["tolerance"]
+        if v.claim in varying:
+            entry["compare"] = "verdict"
         claims[v.claim] = entry
     return {"profile": profile, "tolerance": previous.get("tolerance", DEFAULT_TOLERANCE),
             "note": previous.get("note", "Rewritten only by `fedclaims baseline update`; review its diff like code."),

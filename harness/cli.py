@@ -10,7 +10,7 @@ from rich.console import Console
 
 from harness import baseline as baseline_io
 from harness.errors import SpecError
-from harness.pipeline import DEFAULT_PROFILE, select, verify
+from harness.pipeline import DEFAULT_PROFILE, select, varying_claims, verify
 from harness.settings import Settings, find_project_root
 
 console = Console(stderr=True)
@@ -110,7 +110,7 @@ def cmd_baseline(args) -> int:
     outcome = verify(settings, profiles=[profile], console=console)
     if args.action == "update":
         previous = baseline_io.load(path) if path.exists() else None
-        baseline_io.write(path, baseline_io.updated(outcome.verdicts, profile, previous))
+        baseline_io.write(path, baseline_io.updated(outcome.verdicts, profile, previous, varying_claims(outcome)))
         console.print(f"wrote {path} with {len(outcome.verdicts)} claims")
         return 0
     differences = baseline_io.compare(outcome.verdicts, baseline_io.load(path))

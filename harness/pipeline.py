@@ -7,7 +7,7 @@ from rich.console import Console
 
 from harness.catalog import Catalog, LoadedClaim, load_catalog
 from harness.execution import ExecutionSummary, execute
-from harness.planning import PendingDependency, RunRequest, plan, request_for
+from harness.planning import DependencyFailed, PendingDependency, RunRequest, plan, request_for
 from harness.settings import Settings
 from harness.store import ResultStore
 from harness.verify import Verdict, verify_claim
@@ -33,6 +33,17 @@ class Outcome:
     verdicts: list[Verdict] = field(default_factory=list)
     execution: ExecutionSummary = field(default_factory=ExecutionSummary)
     store: ResultStore | None = None
+
+
+def varying_claims(outcome: "Outcome") -> set[str]:
+    """Claims whose observed metric differs from run to run (timings)."""
+    varying = set()
+    for loaded in outcome.claims:
+        metric = getattr(loaded.claim.observe, "metric", None)
+        kind = outcome.catalog.specs[loaded.claim.experiment].kind
+        if metric is not None and kind.metrics[metric].varies:
+            varying.add(loaded.id)
+    return varying
 
 
 def select(settings: Settings, papers=(), pattern: str | None = None) -> tuple[Catalog, list[LoadedClaim]]:
@@ -66,6 +77,11 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
             key = request_for(catalog, experiment, variant, seed, profile, settings, store).key
         except PendingDependency as pending:
             return f"(waits for {pending.request.label})", None
+        except DependencyFailed as failed:
+            error = failed.record["error"]
+            return failed.request.key, {"status": failed.record["status"],
+                                        "error": {**error, "message": f"its budget comes from {failed.request.label}, "
+                                                                      f"which failed: {error['message']}"}}
         return key, store.get(key)
 
     outcome.verdicts = [verify_claim(catalog, claim, profile, lookup) for claim in claims for profile in profiles]

@@ -12,6 +12,14 @@ from harness.settings import Settings
 from harness.store import ResultStore, content_key
 
 
+class DependencyFailed(Exception):
+    """A config refers to another run's record that failed or lacked its data."""
+
+    def __init__(self, request: "RunRequest", record: dict):
+        super().__init__(f"{request.label}: {record['status']}")
+        self.request, self.record = request, record
+
+
 class PendingDependency(Exception):
     """A config refers to another run's record that does not exist yet."""
 
@@ -86,7 +94,9 @@ def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, prof
 
     def resolve(other: str, metric: str) -> float:
         dependency = request_for(catalog, experiment, other, seed, profile, settings, store)
-        record = store.reusable(dependency.key) if store is not None else None
+        record = store.get(dependency.key) if store is not None else None
+        if record is not None and record["status"] != "ok":
+            raise DependencyFailed(dependency, record)
         if record is None:
             raise PendingDependency(dependency)
         return float(loaded.kind.metrics[metric].compute(record["result"], loaded.kind.metrics[metric].args()))
@@ -122,5 +132,7 @@ def plan(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], setti
                     except PendingDependency as pending:
                         waiting += 1
                         request = pending.request
+                    except DependencyFailed:
+                        continue
                     requests.setdefault(request.key, request)
     return list(requests.values()), waiting

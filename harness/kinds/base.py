@@ -24,6 +24,8 @@ class Metric:
     compute: Callable[[Result, Any], float]
     args: type[BaseModel] = NoArgs
     unit: str = ""
+    varies: bool = False
+    """True for measurements that differ from run to run (timings): a baseline then compares verdicts only."""
 
 
 @dataclass(frozen=True)

@@ -37,15 +37,19 @@ def render(outcome: Outcome, settings: Settings, report_path: Path, figures_dir:
               "cannot decide (too few seeds, an interval straddling the bound); **SKIPPED** no expectation at this "
               "profile, or its data set is unavailable here (the reason says which); **ERROR** a run or the "
               "observation failed.", ""]
-    lines += ["## Summary", "", "| paper | profile | " + " | ".join(STATUSES) + " |",
-              "|---|---|" + "---|" * len(STATUSES)]
+    lines += ["## Summary", "", "| paper | profile | " + " | ".join(STATUSES) + " | runs | compute (s) |",
+              "|---|---|" + "---|" * (len(STATUSES) + 2)]
     by_paper: dict[tuple[str, str], list[Verdict]] = {}
     for verdict in outcome.verdicts:
         by_paper.setdefault((verdict.paper, verdict.profile), []).append(verdict)
     for (paper, profile), verdicts in by_paper.items():
         counts = Counter(v.status for v in verdicts)
-        lines.append(f"| {paper} | {profile} | " + " | ".join(str(counts.get(s, 0)) for s in STATUSES) + " |")
-    lines.append("")
+        runs, seconds = _compute(outcome, {v.experiment for v in verdicts}, profile)
+        lines.append(f"| {paper} | {profile} | " + " | ".join(str(counts.get(s, 0)) for s in STATUSES)
+                     + f" | {runs} | {seconds:.0f} |")
+    lines += ["", "Compute is the sum of the run times recorded in the store (single-threaded runs; "
+              "`fedclaims report` runs one worker per core). Records shared by two experiments count once per "
+              "paper.", ""]
     store = outcome.store
     for paper in dict.fromkeys(v.paper for v in outcome.verdicts):
         claim_file = outcome.catalog.papers[paper]
@@ -74,6 +78,18 @@ def render(outcome: Outcome, settings: Settings, report_path: Path, figures_dir:
                     lines += [f"- {_cell(d)}" for d in spec.departures] + [""]
     lines += _provenance(outcome, settings)
     return "\n".join(lines) + "\n"
+
+
+def _compute(outcome: Outcome, experiments: set[str], profile: str) -> tuple[int, float]:
+    """Number of stored runs and their summed run time for some experiments at a profile."""
+    runs, seconds = 0, 0.0
+    for request in outcome.requests:
+        if request.experiment in experiments and request.profile == profile and outcome.store is not None:
+            record = outcome.store.get(request.key)
+            if record is not None:
+                runs += 1
+                seconds += record["provenance"]["wall_seconds"]
+    return runs, seconds
 
 
 def _provenance(outcome: Outcome, settings: Settings) -> list[str]:
