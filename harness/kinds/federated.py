@@ -54,6 +54,12 @@ def _h_tilde(result) -> list[float]:
     return [math.nan if h is None else h for h in result["h_tilde"]]
 
 
+def _final_allocation(result) -> list[float]:
+    if not result["adaptations"]:
+        raise ValueError("this run made no adaptation step (only HAS-FL re-allocates)")
+    return [float(p) for p in result["adaptations"][-1]["allocation"]]
+
+
 def _draw_accuracy(ax, results_by_variant, labels):
     for variant, results in results_by_variant.items():
         curves = [_accuracies(r) for r in results]
@@ -76,6 +82,15 @@ def _draw_h_tilde(ax, results_by_variant, labels):
         ax.figure.colorbar(points, ax=ax, label="TV distance to the global label distribution")
     ax.set_xlabel("capacity cap p_max (jittered)")
     ax.set_ylabel("final smoothed estimate H~")
+
+
+def _draw_unit_counts(ax, results_by_variant, labels):
+    for variant, results in results_by_variant.items():
+        counts = np.concatenate([np.asarray(c, dtype=float) for c in results[0]["unit_update_counts"].values()])
+        ax.hist(counts, bins=40, histtype="step", linewidth=1.5, label=labels[variant])
+    ax.set_xlabel("client-rounds that trained the unit (first seed, all sliced layers)")
+    ax.set_ylabel("units")
+    ax.legend(fontsize=7)
 
 
 def _draw_allocations(ax, results_by_variant, labels):
@@ -122,11 +137,14 @@ FEDERATED_TRAINING = ExperimentKind(
         "tv": ClientQuantity("total-variation distance of the client's label distribution to the global one",
                              lambda r: list(r["tv_distance"])),
         "mean_width": ClientQuantity("mean width the client trained at over its rounds", _mean_width_of_client),
+        "final_allocation": ClientQuantity("the client's allocation after the last adaptation step (HAS-FL)",
+                                           _final_allocation),
     },
     plots={
         "accuracy_curves": Plot("test accuracy per round, mean over seeds", _draw_accuracy),
         "h_tilde_vs_cap": Plot("final H~ against p_max, coloured by TV", _draw_h_tilde),
         "allocations": Plot("width per client over rounds", _draw_allocations),
+        "unit_counts": Plot("distribution of per-unit update counts", _draw_unit_counts),
     },
     datasets=lambda config: [config.data.name],
 )

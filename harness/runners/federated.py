@@ -12,9 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from harness.datasets.locations import DataLocations
 from harness.datasets.registry import load_dataset
 from harness.runners.context import RunContext, derive_seed
-from harness.runners.model_config import CharLSTMModel, ConvModel, ModelConfig, build_model_family
+from harness.runners.model_config import CharLSTMModel, ImageModel, ModelConfig, build_model_family
 from harness.runners.references import MetricOf
-from methods.federated import ClientData, FederatedDataset, FederationConfig, draw_capacity_caps, run_federation
+from methods.federated import (ClientData, FederatedDataset, FederationConfig, draw_capacity_caps,
+                               equal_share_caps, run_federation)
 from methods.partition import (client_tv_distances, dirichlet_partition, iid_partition,
                                label_restricted_partition, subsample_per_client)
 
@@ -44,9 +45,12 @@ class DataConfig(BaseModel):
 
 
 class CapsConfig(BaseModel):
+    """Device caps: i.i.d. draws with `probabilities`, or the tiers in equal shares."""
+
     model_config = ConfigDict(extra="forbid")
+    assignment: Literal["iid", "equal_shares"] = "iid"
     tiers: list[float] = Field(default=[0.25, 0.5, 0.75, 1.0], min_length=1)
-    probabilities: list[float] = Field(default=[0.35, 0.25, 0.2, 0.2], min_length=1)
+    probabilities: list[float] | None = Field(default=[0.35, 0.25, 0.2, 0.2], min_length=1)
 
 
 def _federation_model() -> type[BaseModel]:
@@ -79,6 +83,18 @@ class Config(BaseModel):
         return self
 
 
+def _channel_statistics(images: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel mean and std in [0, 1] units, exactly, from a histogram of the uint8 pixels."""
+    levels = np.arange(256, dtype=np.float64) / 255.0
+    means, stds = [], []
+    for channel in range(images.shape[-1]):
+        counts = np.bincount(images[..., channel].ravel(), minlength=256).astype(np.float64)
+        mean = counts @ levels / counts.sum()
+        means.append(mean)
+        stds.append(np.sqrt(counts @ (levels - mean) ** 2 / counts.sum()))
+    return np.asarray(means, dtype=np.float32), np.asarray(stds, dtype=np.float32)
+
+
 def _images(images: np.ndarray, mean: np.ndarray, std: np.ndarray) -> torch.Tensor:
     array = ((images.astype(np.float32) / 255.0 - mean) / std).astype(np.float32)
     return torch.from_numpy(np.ascontiguousarray(array.transpose(0, 3, 1, 2)))
@@ -87,7 +103,7 @@ def _images(images: np.ndarray, mean: np.ndarray, std: np.ndarray) -> torch.Tens
 def _image_federation(config: Config, seed: int, locations: DataLocations):
     data = load_dataset(config.data.name, locations)
     model = config.model
-    assert isinstance(model, ConvModel)
+    assert isinstance(model, ImageModel)
     if data.num_classes != model.num_classes or data.train_x.shape[-1] != model.in_channels:
         raise ValueError(f"{config.data.name} has {data.num_classes} classes and {data.train_x.shape[-1]} channels; "
                          f"the model expects {model.num_classes} and {model.in_channels}")
@@ -104,8 +120,7 @@ def _image_federation(config: Config, seed: int, locations: DataLocations):
         raise ValueError("the 'roles' partition is for the Shakespeare data set")
     if config.data.max_train_per_client:
         parts = subsample_per_client(parts, config.data.max_train_per_client, rng)
-    mean = data.train_x.reshape(-1, data.train_x.shape[-1]).mean(axis=0) / 255.0
-    std = data.train_x.reshape(-1, data.train_x.shape[-1]).std(axis=0) / 255.0
+    mean, std = _channel_statistics(data.train_x)
     client_data = [ClientData(_images(data.train_x[p], mean, std), torch.from_numpy(data.train_y[p].astype(np.int64)))
                    for p in parts]
     test_index = np.arange(len(data.test_y))
@@ -154,8 +169,12 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
     locations = DataLocations(context.data_dir, context.cache_dir, context.download)
     build = _text_federation if config.data.name == "shakespeare" else _image_federation
     federated, tv, fingerprint = build(config, seed, locations)
-    caps = draw_capacity_caps(config.federation.num_clients, config.caps.tiers, config.caps.probabilities,
-                              rng=np.random.default_rng(derive_seed(seed, "caps")))
+    caps_rng = np.random.default_rng(derive_seed(seed, "caps"))
+    if config.caps.assignment == "equal_shares":
+        caps = equal_share_caps(config.federation.num_clients, config.caps.tiers, rng=caps_rng)
+    else:
+        caps = draw_capacity_caps(config.federation.num_clients, config.caps.tiers, config.caps.probabilities,
+                                  rng=caps_rng)
     if isinstance(config.federation.budget, MetricOf):
         raise ValueError("budget reference was not resolved before the run")
     federation = FederationConfig(**config.federation.model_dump())

@@ -23,3 +23,15 @@ def draw_capacity_caps(num_clients: int, tiers: Sequence[float] = DEFAULT_TIERS,
     if np.any(probs < 0) or not np.isclose(probs.sum(), 1.0):
         raise ValueError(f"probabilities must be non-negative and sum to 1, got {list(probabilities)}")
     return tiers_arr[rng.choice(len(tiers_arr), size=num_clients, p=probs / probs.sum())]
+
+
+def equal_share_caps(num_clients: int, tiers: Sequence[float], *, rng: np.random.Generator) -> np.ndarray:
+    """Each tier held by an equal share of the clients (FedRolex's setting), in random order.
+
+    With a number of clients not divisible by the number of tiers, the first tiers get one more.
+    """
+    tiers_arr = np.asarray(tiers, dtype=np.float64)
+    if tiers_arr.ndim != 1 or len(tiers_arr) == 0 or np.any(tiers_arr <= 0) or np.any(tiers_arr > 1):
+        raise ValueError(f"tiers must be a non-empty list in (0, 1], got {list(tiers)}")
+    caps = np.resize(tiers_arr, num_clients)
+    return caps[rng.permutation(num_clients)]
