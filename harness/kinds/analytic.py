@@ -106,6 +106,12 @@ def _mean_rounds(result) -> float:
     return statistics.fmean(result["rounds_to_cover"])
 
 
+def _boundaries(result) -> list[dict]:
+    if not result.get("cycle_boundaries"):
+        raise ValueError("this run has no cycle boundaries (set `cycles` in its config)")
+    return result["cycle_boundaries"]
+
+
 def _draw_coverage(ax, results_by_variant, labels):
     for variant, results in results_by_variant.items():
         result = results[0]
@@ -135,6 +141,11 @@ MASK_COVERAGE = ExperimentKind(
             lambda r, a: (math.inf if r["trials_never_covered"] else max(r["rounds_to_cover"])) / r["m_times_groups"]),
         "rounds_over_formula": Metric("mean rounds to cover / (I log I + I (m-1) log log I)",
                                       lambda r, a: _mean_rounds(r) / r["formula_rounds"]),
+        "cycle_count_spread": Metric("largest (max − min) of the per-group counts at any full-cycle boundary "
+                                     "(every I rounds) over all trials; 0 = perfectly even",
+                                     lambda r, a: float(max(b["max"] - b["min"] for b in _boundaries(r)))),
+        "cycle_count_cv": Metric("mean coefficient of variation of the per-group counts at the cycle boundaries",
+                                 lambda r, a: statistics.fmean(b["cv"] for b in _boundaries(r))),
         "uncovered_fraction": Metric("mean over trials of the fraction of groups covered fewer than m times "
                                      "when the trial ended", lambda r, a: statistics.fmean(r["uncovered_fraction_at_end"])),
     },

@@ -3,6 +3,9 @@
 The appendix's model: a layer of I index groups and one group kept per round
 (width 1/I), drawn by the real extraction functions training uses. Each trial
 counts rounds until every group has been kept at least m times, up to a horizon.
+With `cycles`, a trial instead runs exactly `cycles` full cycles of the rolling
+window (I rounds each) at the given width and records how evenly the groups were
+kept at every cycle boundary.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ class Config(BaseModel):
     width: float | None = Field(None, gt=0.0, le=1.0)
     trials: int = Field(200, ge=1)
     horizon_factor: float = Field(20.0, gt=1.0)
+    cycles: int | None = Field(None, ge=1)
 
 
 def coupon_collector_rounds(groups: int, coverage: int) -> float:
@@ -34,18 +38,23 @@ def coupon_collector_rounds(groups: int, coverage: int) -> float:
 def run(config: Config, seed: int, context: RunContext) -> dict:
     groups, m = config.index_groups, config.coverage
     width = config.width if config.width is not None else 1.0 / groups
-    horizon = int(config.horizon_factor * m * groups)
+    horizon = config.cycles * groups if config.cycles else int(config.horizon_factor * m * groups)
     layer = {"layer": groups}
-    rounds, uncovered = [], []
+    rounds, uncovered, boundaries = [], [], []
     for trial in range(config.trials):
         generator = torch.Generator().manual_seed(derive_seed(seed, "trial", trial))
         counts = torch.zeros(groups, dtype=torch.long)
         covered_at = None
         for t in range(horizon):
             counts[select_units(layer, width, config.extraction, t, generator)["layer"]] += 1
-            if int(counts.min()) >= m:
+            if covered_at is None and int(counts.min()) >= m:
                 covered_at = t + 1
-                break
+                if not config.cycles:
+                    break
+            if config.cycles and (t + 1) % groups == 0:
+                as_float = counts.double()
+                boundaries.append({"trial": trial, "round": t + 1, "min": int(counts.min()), "max": int(counts.max()),
+                                   "cv": float(as_float.std(unbiased=False) / as_float.mean())})
         rounds.append(covered_at)
         uncovered.append(float((counts < m).float().mean()))
         context.progress((trial + 1) / config.trials, f"trial {trial + 1}/{config.trials}")
@@ -57,4 +66,5 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
         "uncovered_fraction_at_end": uncovered,
         "m_times_groups": m * groups,
         "formula_rounds": coupon_collector_rounds(groups, m),
+        "cycle_boundaries": boundaries,
     }
