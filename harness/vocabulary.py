@@ -43,7 +43,8 @@ def render() -> str:
         lines += [f"### `{name}`", "", kind.description, "", f"Runner: `{kind.runner}`.", "", "Metrics:", ""]
         for metric, spec in kind.metrics.items():
             args = ", ".join(spec.args.model_fields) if spec.args.model_fields else ""
-            lines.append(f"- `{metric}`" + (f" (args: {args})" if args else "") + f": {spec.description}")
+            varies = " *Varies between runs; the baseline compares verdicts only.*" if spec.varies else ""
+            lines.append(f"- `{metric}`" + (f" (args: {args})" if args else "") + f": {spec.description}{varies}")
         if kind.client_quantities:
             lines += ["", "Per-client quantities:", ""]
             lines += [f"- `{q}`: {spec.description}" for q, spec in kind.client_quantities.items()]

@@ -25,7 +25,8 @@ class Metric:
     args: type[BaseModel] = NoArgs
     unit: str = ""
     varies: bool = False
-    """True for measurements that differ from run to run (timings): a baseline then compares verdicts only."""
+    """True for measurements that differ from run to run (timings, sizes of compressed ciphertexts):
+    a baseline then compares the verdicts of claims on it, not their numbers."""
 
 
 @dataclass(frozen=True)
