@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from harness.catalog import Catalog  # noqa: E402
-from harness.planning import PendingDependency, request_for  # noqa: E402
+from harness.planning import DependencyFailed, PendingDependency, request_for  # noqa: E402
 from harness.settings import Settings  # noqa: E402
 from harness.store import ResultStore  # noqa: E402
 
@@ -33,7 +33,7 @@ def draw_figures(catalog: Catalog, experiments: list[str], profile: str, setting
                     try:
                         records.append(store.get(request_for(catalog, experiment, variant, seed, profile,
                                                              settings, store).key))
-                    except PendingDependency:
+                    except (PendingDependency, DependencyFailed):
                         records.append(None)
                 ok = [r["result"] for r in records if r is not None and r["status"] == "ok"]
                 if ok:
