@@ -24,7 +24,7 @@ from harness.yamlsource import Document, load_document
 
 TAGS = set(claim_schema.OBSERVATION_KEYS) | set(claim_schema.EXPECTATION_KEYS)
 VALUE_TESTS = (claim_schema.Between, claim_schema.Approx, claim_schema.Equals,
-               claim_schema.Below, claim_schema.Above)
+               claim_schema.Below, claim_schema.Above, claim_schema.NotAbove, claim_schema.NotBelow)
 
 
 @dataclass
@@ -361,7 +361,8 @@ def _check_expectation(obs, expectation, spec: ExperimentSpec, report) -> None:
     if isinstance(obs, claim_schema.CorrelationObservation) and isinstance(expectation, VALUE_TESTS):
         bounds = {claim_schema.Between: lambda e: e.between, claim_schema.Approx: lambda e: (e.approx,),
                   claim_schema.Equals: lambda e: (e.equals,), claim_schema.Below: lambda e: (e.below,),
-                  claim_schema.Above: lambda e: (e.above,)}[type(expectation)](expectation)
+                  claim_schema.Above: lambda e: (e.above,), claim_schema.NotAbove: lambda e: (e.not_above,),
+                  claim_schema.NotBelow: lambda e: (e.not_below,)}[type(expectation)](expectation)
         if any(not -1.0 <= b <= 1.0 for b in bounds):
             report(f"a correlation lies in [-1, 1]; bound {list(bounds)} cannot be met or missed meaningfully")
 

@@ -62,6 +62,12 @@ def describe(expectation, obs=None) -> str:
         case schema.Above():
             test = "" if where else f" (one-sided t-test, α = {expectation.alpha})"
             return f"> {_fmt(expectation.above)}{where}{test}"
+        case schema.NotAbove():
+            test = "" if where else f" (one-sided t-test, α = {expectation.alpha})"
+            return f"not significantly above {_fmt(expectation.not_above)}{where}{test}"
+        case schema.NotBelow():
+            test = "" if where else f" (one-sided t-test, α = {expectation.alpha})"
+            return f"not significantly below {_fmt(expectation.not_below)}{where}{test}"
         case schema.Order():
             return " > ".join(expectation.order) + (" on every seed" if where else " (means)")
         case schema.Equivalent():
@@ -85,6 +91,10 @@ def _point_test(expectation) -> Callable[[float], bool]:
             return lambda v: v < expectation.below
         case schema.Above():
             return lambda v: v > expectation.above
+        case schema.NotAbove():
+            return lambda v: v <= expectation.not_above
+        case schema.NotBelow():
+            return lambda v: v >= expectation.not_below
     raise TypeError(type(expectation))
 
 
@@ -109,6 +119,16 @@ def _value_test(expectation, series: Series) -> tuple[str, str]:
         test = "" if s.deterministic else f", one-sided p = {p_value:.3g}"
         relation = {"pass": "meets", "fail": "contradicts", "undecided": "cannot decide"}[outcome]
         return status, f"{series.label}: mean {_fmt(s.mean)} {relation} the bound {_fmt(bound)}{test}"
+    if isinstance(expectation, (schema.NotAbove, schema.NotBelow)) and all(math.isfinite(v) for v in values):
+        above = isinstance(expectation, schema.NotAbove)
+        bound = expectation.not_above if above else expectation.not_below
+        outcome, p_value = one_sided(values, bound, "greater" if above else "less", expectation.alpha)
+        s = summarize(values)
+        side = "above" if above else "below"
+        test = "" if s.deterministic else f", one-sided p = {p_value:.3g}"
+        if outcome == "pass":
+            return FAIL, f"{series.label}: mean {_fmt(s.mean)} is significantly {side} {_fmt(bound)}{test}"
+        return PASS, f"{series.label}: mean {_fmt(s.mean)} is not significantly {side} {_fmt(bound)}{test}"
     mean = float(sum(values) / len(values))
     if holds(mean):
         return PASS, f"{series.label}: mean {_fmt(mean)} meets it"

@@ -21,6 +21,10 @@ EXPECTATIONS = {
     "below": "`{below: B, of: mean|every_seed, alpha: 0.05}` — with `of: mean` and spread across seeds, a one-sided "
              "one-sample t-test: PASS if significant, FAIL if the opposite side is significant, else INCONCLUSIVE.",
     "above": "`{above: B, ...}` — as `below`, the other side.",
+    "not_above": "`{not_above: B, of: mean|every_seed, alpha: 0.05}` — for 'not significantly better/above' "
+                 "statements: FAIL only if a one-sided t-test shows the mean above B (deterministic values: "
+                 "compared directly).",
+    "not_below": "`{not_below: B, ...}` — as `not_above`, the other side.",
     "order": "`{order: [BEST, ..., WORST], of: mean|every_seed}` — for `compare` observations.",
     "equivalent_within": "`{equivalent_within: BOUND, alpha: 0.05}` — two one-sided tests that the mean (of a "
                          "paired difference) lies within ±BOUND; FAIL if the (1 − 2α) interval lies outside.",

@@ -224,3 +224,11 @@ def test_correlation_of_too_few_or_constant_values_is_nan() -> None:
     assert math.isnan(stats.correlation([1.0] * 10, list(range(10))).r)
     observed = Observed([Series("r", {0: math.nan})])
     assert status(s.Below(below=0.0), observed) == INCONCLUSIVE
+
+
+def test_not_above_fails_only_when_significantly_above() -> None:
+    assert status(s.NotAbove(not_above=0.0), one(-0.9, -2.7, 0.3)) == PASS      # worse, or no better
+    assert status(s.NotAbove(not_above=0.0), one(0.5, -0.4, 0.2)) == PASS       # not significant
+    assert status(s.NotAbove(not_above=0.0), one(5.0, 5.2, 4.9)) == FAIL        # clearly better
+    assert status(s.NotBelow(not_below=0.0), one(-5.0, -5.2, -4.9)) == FAIL
+    assert status(s.NotAbove(not_above=1.0), one(1.0)) == PASS                  # deterministic: compared directly

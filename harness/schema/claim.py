@@ -154,6 +154,20 @@ class Above(_ValueTest):
     alpha: Alpha = 0.05
 
 
+class NotAbove(_ValueTest):
+    """Not significantly above the bound: FAIL only if a one-sided t-test shows it is above."""
+
+    not_above: float
+    alpha: Alpha = 0.05
+
+
+class NotBelow(_ValueTest):
+    """Not significantly below the bound: FAIL only if a one-sided t-test shows it is below."""
+
+    not_below: float
+    alpha: Alpha = 0.05
+
+
 class Order(StrictModel):
     """Variants from highest to lowest metric."""
 
@@ -180,7 +194,7 @@ class Skip(StrictModel):
     skip: Annotated[str, Field(min_length=3)]
 
 
-EXPECTATION_KEYS = ("between", "approx", "equals", "below", "above", "order",
+EXPECTATION_KEYS = ("between", "approx", "equals", "below", "above", "not_above", "not_below", "order",
                     "equivalent_within", "within_spread_of", "skip")
 
 Expectation = Annotated[
@@ -190,6 +204,8 @@ Expectation = Annotated[
         Annotated[Equals, Tag("equals")],
         Annotated[Below, Tag("below")],
         Annotated[Above, Tag("above")],
+        Annotated[NotAbove, Tag("not_above")],
+        Annotated[NotBelow, Tag("not_below")],
         Annotated[Order, Tag("order")],
         Annotated[Equivalent, Tag("equivalent_within")],
         Annotated[WithinSpread, Tag("within_spread_of")],
