@@ -39,12 +39,12 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{name}: claims of paper or profile '{name}'")
 
 
-def _is_claims_file(path: Path, root: Path) -> bool:
+def _is_claims_file(path: Path) -> bool:
     return path.suffix == ".yaml" and path.parent.name == "claims" and (path.parent.parent / "specs").is_dir()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):
-    if _is_claims_file(file_path, parent.config.rootpath):
+    if _is_claims_file(file_path):
         return ClaimsFile.from_parent(parent, path=file_path)
     return None
 
