@@ -9,6 +9,7 @@ from methods.costs import cost_fractions, mac_count, parameter_count
 from methods.extraction import ExtractionMode, kept_units, select_units
 from methods.models.conv import calibrate_batchnorm
 from methods.models.registry import build_family
+from tests.model_helpers import load, params_of
 from methods.models.resnet import PreResNet18Family
 from methods.models.slicing import coverage_masks, embed, extract, full_selection
 
@@ -25,18 +26,6 @@ def float64_one_thread():
     yield
     torch.set_default_dtype(previous_dtype)
     torch.set_num_threads(previous_threads)
-
-
-def params_of(model: nn.Module) -> dict[str, Tensor]:
-    return {name: p.detach().clone() for name, p in model.named_parameters()}
-
-
-def load(model: nn.Module, params: dict[str, Tensor]) -> nn.Module:
-    assert set(params) == {name for name, _ in model.named_parameters()}
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            p.copy_(params[name])
-    return model
 
 
 def expected_counts(in_channels: int, num_classes: int, hidden, image: int) -> tuple[int, int]:

@@ -9,6 +9,7 @@ from methods.extraction import ExtractionMode, select_units
 from methods.models.conv import ConvFamily, calibrate_batchnorm
 from methods.models.lstm import CharLSTMFamily
 from methods.models.registry import build_family
+from tests.model_helpers import load, params_of
 from methods.models.slicing import (Axis, SliceableFamily, axis_indices, coverage_masks, embed,
                                     extract, full_selection)
 
@@ -19,18 +20,6 @@ def float64_default():
     torch.set_default_dtype(torch.float64)
     yield
     torch.set_default_dtype(previous)
-
-
-def params_of(model: nn.Module) -> dict[str, Tensor]:
-    return {name: p.detach().clone() for name, p in model.named_parameters()}
-
-
-def load(model: nn.Module, params: dict[str, Tensor]) -> nn.Module:
-    assert set(params) == {name for name, _ in model.named_parameters()}
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            p.copy_(params[name])
-    return model
 
 
 def conv_family() -> ConvFamily:
