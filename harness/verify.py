@@ -56,18 +56,9 @@ def describe(expectation, obs=None) -> str:
         case schema.Equals():
             tol = f" (tolerance {_fmt(expectation.tolerance)})" if expectation.tolerance else " exactly"
             return f"= {_fmt(expectation.equals)}{tol}{where or stat}"
-        case schema.Below():
+        case schema._Inequality():
             test = "" if where else f" (one-sided t-test, α = {expectation.alpha})"
-            return f"< {_fmt(expectation.below)}{where}{test}"
-        case schema.Above():
-            test = "" if where else f" (one-sided t-test, α = {expectation.alpha})"
-            return f"> {_fmt(expectation.above)}{where}{test}"
-        case schema.NotAbove():
-            test = "" if where else f" (one-sided t-test, α = {expectation.alpha})"
-            return f"not significantly above {_fmt(expectation.not_above)}{where}{test}"
-        case schema.NotBelow():
-            test = "" if where else f" (one-sided t-test, α = {expectation.alpha})"
-            return f"not significantly below {_fmt(expectation.not_below)}{where}{test}"
+            return f"{expectation.relation} {_fmt(expectation.bound)}{where}{test}"
         case schema.Order():
             return " > ".join(expectation.order) + (" on every seed" if where else " (means)")
         case schema.Equivalent():
@@ -87,14 +78,9 @@ def _point_test(expectation) -> Callable[[float], bool]:
             return lambda v: abs(v - expectation.approx) <= expectation.half_width
         case schema.Equals():
             return lambda v: abs(v - expectation.equals) <= expectation.tolerance
-        case schema.Below():
-            return lambda v: v < expectation.below
-        case schema.Above():
-            return lambda v: v > expectation.above
-        case schema.NotAbove():
-            return lambda v: v <= expectation.not_above
-        case schema.NotBelow():
-            return lambda v: v >= expectation.not_below
+        case schema._Inequality():
+            beyond = (lambda v: v < expectation.bound) if expectation.side == "less" else (lambda v: v > expectation.bound)
+            return (lambda v: not beyond(v)) if expectation.negated else beyond
     raise TypeError(type(expectation))
 
 
@@ -110,29 +96,27 @@ def _value_test(expectation, series: Series) -> tuple[str, str]:
             listed = ", ".join(f"s{seed} = {_fmt(v)}" for seed, v in failing.items())
             return FAIL, f"{series.label}: {len(failing)} of {len(values)} seeds miss it ({listed})"
         return PASS, f"{series.label}: all {len(values)} seeds meet it"
-    if isinstance(expectation, (schema.Below, schema.Above)) and all(math.isfinite(v) for v in values):
-        side = "less" if isinstance(expectation, schema.Below) else "greater"
-        bound = expectation.below if side == "less" else expectation.above
-        outcome, p_value = one_sided(values, bound, side, expectation.alpha)
-        s = summarize(values)
-        status = {"pass": PASS, "fail": FAIL, "undecided": INCONCLUSIVE}[outcome]
-        test = "" if s.deterministic else f", one-sided p = {p_value:.3g}"
-        relation = {"pass": "meets", "fail": "contradicts", "undecided": "cannot decide"}[outcome]
-        return status, f"{series.label}: mean {_fmt(s.mean)} {relation} the bound {_fmt(bound)}{test}"
-    if isinstance(expectation, (schema.NotAbove, schema.NotBelow)) and all(math.isfinite(v) for v in values):
-        above = isinstance(expectation, schema.NotAbove)
-        bound = expectation.not_above if above else expectation.not_below
-        outcome, p_value = one_sided(values, bound, "greater" if above else "less", expectation.alpha)
-        s = summarize(values)
-        side = "above" if above else "below"
-        test = "" if s.deterministic else f", one-sided p = {p_value:.3g}"
-        if outcome == "pass":
-            return FAIL, f"{series.label}: mean {_fmt(s.mean)} is significantly {side} {_fmt(bound)}{test}"
-        return PASS, f"{series.label}: mean {_fmt(s.mean)} is not significantly {side} {_fmt(bound)}{test}"
+    if isinstance(expectation, schema._Inequality) and all(math.isfinite(v) for v in values):
+        return _inequality_test(expectation, series, values)
     mean = float(sum(values) / len(values))
     if holds(mean):
         return PASS, f"{series.label}: mean {_fmt(mean)} meets it"
     return FAIL, f"{series.label}: mean {_fmt(mean)} misses it"
+
+
+def _inequality_test(expectation: "schema._Inequality", series: Series, values: list[float]) -> tuple[str, str]:
+    """One-sided t-test of the mean against the bound (direct comparison without spread)."""
+    outcome, p_value = one_sided(values, expectation.bound, expectation.side, expectation.alpha)
+    s = summarize(values)
+    test = "" if s.deterministic else f", one-sided p = {p_value:.3g}"
+    if expectation.negated:
+        side = "below" if expectation.side == "less" else "above"
+        if outcome == "pass":
+            return FAIL, f"{series.label}: mean {_fmt(s.mean)} is significantly {side} {_fmt(expectation.bound)}{test}"
+        return PASS, f"{series.label}: mean {_fmt(s.mean)} is not significantly {side} {_fmt(expectation.bound)}{test}"
+    status = {"pass": PASS, "fail": FAIL, "undecided": INCONCLUSIVE}[outcome]
+    relation = {"pass": "meets", "fail": "contradicts", "undecided": "cannot decide"}[outcome]
+    return status, f"{series.label}: mean {_fmt(s.mean)} {relation} the bound {_fmt(expectation.bound)}{test}"
 
 
 def _order_test(expectation: schema.Order, observed: Observed, labels: Mapping[str, str],

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import torch
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.datasets.locations import DataLocations

@@ -6,7 +6,7 @@ code.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, model_validator
 from pydantic_core import PydanticCustomError
@@ -144,28 +144,46 @@ class Equals(_ValueTest):
     tolerance: Annotated[float, Field(ge=0.0)] = 0.0
 
 
-class Below(_ValueTest):
+class _Inequality(_ValueTest):
+    """A one-sided comparison with a bound: `side` is the alternative of its t-test.
+
+    Plain inequalities claim the side (PASS if significant); negated ones claim the
+    absence of a significant difference on that side (FAIL only if significant).
+    """
+
+    alpha: Alpha = 0.05
+    side: ClassVar[str]
+    negated: ClassVar[bool] = False
+    relation: ClassVar[str]
+    bound_field: ClassVar[str]
+
+    @property
+    def bound(self) -> float:
+        return getattr(self, self.bound_field)
+
+
+class Below(_Inequality):
     below: float
-    alpha: Alpha = 0.05
+    side, relation, bound_field = "less", "<", "below"
 
 
-class Above(_ValueTest):
+class Above(_Inequality):
     above: float
-    alpha: Alpha = 0.05
+    side, relation, bound_field = "greater", ">", "above"
 
 
-class NotAbove(_ValueTest):
+class NotAbove(_Inequality):
     """Not significantly above the bound: FAIL only if a one-sided t-test shows it is above."""
 
     not_above: float
-    alpha: Alpha = 0.05
+    side, negated, relation, bound_field = "greater", True, "not significantly above", "not_above"
 
 
-class NotBelow(_ValueTest):
+class NotBelow(_Inequality):
     """Not significantly below the bound: FAIL only if a one-sided t-test shows it is below."""
 
     not_below: float
-    alpha: Alpha = 0.05
+    side, negated, relation, bound_field = "less", True, "not significantly below", "not_below"
 
 
 class Order(StrictModel):
