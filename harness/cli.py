@@ -22,7 +22,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     return Settings.from_env(root, store_dir=Path(args.store) if getattr(args, "store", None) else None,
                              data_dir=Path(args.data) if getattr(args, "data", None) else None,
                              device=getattr(args, "device", None), workers=workers, executor=executor,
-                             threads_per_worker=getattr(args, "threads", None))
+                             threads=getattr(args, "threads", None))
 
 
 def _selection(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +36,7 @@ def _execution(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="folder of local data set copies (default: $FEDCLAIMS_DATA)")
     parser.add_argument("--device", help="torch device for training, e.g. cuda (default cpu)")
     parser.add_argument("--workers", type=int, help="parallel worker processes (default 1)")
-    parser.add_argument("--threads", type=int, help="torch threads per worker")
+    parser.add_argument("--threads", type=int, help="torch threads inside each run (default 1; part of every record's key)")
     parser.add_argument("--executor", choices=("local", "processes", "ray"), help="how runs execute")
 
 
@@ -83,8 +83,7 @@ def _verify(args, write: bool) -> int:
     print_verdicts(outcome.verdicts, console)
     for event in outcome.execution.events:
         console.print(f"[yellow]store:[/yellow] {event}")
-    console.print(f"{len(outcome.requests)} runs: {outcome.execution.reused} reused, {outcome.execution.ran} run, "
-                  f"{outcome.execution.failed} failed; {outcome.execution.seconds:.1f} s")
+    console.print(outcome.execution.text())
     if write:
         from harness.report.markdown import write_report
         report, verdicts = write_report(outcome, settings, Path(args.output).resolve())

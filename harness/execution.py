@@ -32,12 +32,23 @@ EXECUTORS = ("local", "processes", "ray")
 
 @dataclass
 class ExecutionSummary:
+    """What happened to the distinct runs of one invocation, over all its dependency waves."""
+
     reused: int = 0
     ran: int = 0
     failed: int = 0
     unavailable: int = 0
     seconds: float = 0.0
     events: list[str] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set, repr=False)
+
+    @property
+    def total(self) -> int:
+        return self.reused + self.ran + self.failed + self.unavailable
+
+    def text(self) -> str:
+        return (f"{self.total} runs: {self.reused} reused, {self.ran} run, {self.failed} failed, "
+                f"{self.unavailable} without data; {self.seconds:.1f} s")
 
 
 def _context(settings: dict[str, Any], progress: Callable[[float, str], None] | None = None) -> RunContext:
@@ -53,9 +64,8 @@ def run_request(request: dict[str, Any], settings: dict[str, Any],
     """Execute one run and return its record (never raises for a failing run)."""
     import torch
     from threadpoolctl import threadpool_limits
-    if settings.get("threads"):
-        torch.set_num_threads(settings["threads"])
-    with threadpool_limits(limits=torch.get_num_threads()):
+    torch.set_num_threads(settings["threads"])
+    with threadpool_limits(limits=settings["threads"]):
         return _run_request(request, settings, progress)
 
 
@@ -85,19 +95,26 @@ def _run_request(request: dict[str, Any], settings: dict[str, Any],
     return record
 
 
-def _settings_dict(settings: Settings, threads: int | None) -> dict[str, Any]:
+def _settings_dict(settings: Settings) -> dict[str, Any]:
     return {"data_dir": str(settings.data_dir) if settings.data_dir else None, "cache_dir": str(settings.cache_dir),
-            "download": settings.download, "device": settings.device, "threads": threads}
+            "download": settings.download, "device": settings.device, "threads": settings.threads}
 
 
 def execute(requests: Iterable[RunRequest], store: ResultStore, settings: Settings,
-            console: Console | None = None) -> ExecutionSummary:
-    """Make sure every request has a record in the store; return what was done."""
+            console: Console | None = None, summary: ExecutionSummary | None = None) -> ExecutionSummary:
+    """Make sure every request has a record in the store; return what was done.
+
+    Passing the summary of an earlier wave adds this wave to it; a run it already counted
+    is not counted again.
+    """
     console = console or Console(stderr=True)
-    summary = ExecutionSummary()
+    summary = summary if summary is not None else ExecutionSummary()
     started = time.time()
     todo = []
     for request in requests:
+        if request.key in summary.seen:
+            continue
+        summary.seen.add(request.key)
         if store.reusable(request.key) is not None:
             summary.reused += 1
         else:
@@ -129,13 +146,13 @@ def execute(requests: Iterable[RunRequest], store: ResultStore, settings: Settin
                 console.print(f"[yellow]interrupted[/yellow]: {done} of {len(todo)} runs finished and stored; "
                               "run the same command again to resume")
                 raise
-    summary.seconds = time.time() - started
+    summary.seconds += time.time() - started
     summary.events = list(store.events)
     return summary
 
 
 def _execute_local(todo, settings, progress, task, finished) -> None:
-    options = _settings_dict(settings, settings.threads_per_worker)
+    options = _settings_dict(settings)
     for request in todo:
         progress.update(task, description=request.label)
 
@@ -146,7 +163,7 @@ def _execute_local(todo, settings, progress, task, finished) -> None:
 
 
 def _execute_pool(todo, settings, progress, task, finished) -> None:
-    options = _settings_dict(settings, settings.threads_per_worker or 1)
+    options = _settings_dict(settings)
     pool = ProcessPoolExecutor(max_workers=max(1, settings.workers), mp_context=get_context("spawn"))
     pending: dict[Future, RunRequest] = {}
     try:
@@ -174,7 +191,7 @@ def _execute_ray(todo, settings, progress, task, finished) -> None:
         raise RuntimeError("the ray executor needs Ray: pip install 'fedclaims[ray]'") from error
     if not ray.is_initialized():
         ray.init()
-    options = _settings_dict(settings, settings.threads_per_worker or 1)
+    options = _settings_dict(settings)
     remote = ray.remote(num_cpus=options["threads"])(run_request)
     pending = {remote.remote(asdict(request), options): request for request in todo}
     while pending:

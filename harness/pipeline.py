@@ -16,14 +16,6 @@ DEFAULT_PROFILE = "smoke"
 MAX_DEPENDENCY_WAVES = 4
 
 
-def _accumulate(total: ExecutionSummary, more: ExecutionSummary) -> None:
-    total.reused = more.reused
-    total.ran += more.ran
-    total.failed += more.failed
-    total.unavailable += more.unavailable
-    total.seconds += more.seconds
-
-
 @dataclass
 class Outcome:
     catalog: Catalog
@@ -63,14 +55,15 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
     requests, waiting = plan(catalog, claims, profiles, settings, store)
     outcome = Outcome(catalog, claims, profiles, requests, store=store)
     if run:
+        every_request = {r.key: r for r in requests}
         outcome.execution = execute(requests, store, settings, console)
         for _ in range(MAX_DEPENDENCY_WAVES):
             if not waiting:
                 break
             requests, waiting = plan(catalog, claims, profiles, settings, store)
-            more = execute(requests, store, settings, console)
-            _accumulate(outcome.execution, more)
-        outcome.requests = requests
+            execute(requests, store, settings, console, outcome.execution)
+            every_request.update((r.key, r) for r in requests)
+        outcome.requests = list(every_request.values())
 
     def lookup(experiment: str, variant: str, seed: int, profile: str):
         try:

@@ -107,7 +107,7 @@ def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, prof
     datasets = dataset_fingerprints(loaded.kind.datasets(config_model), settings)
     key = content_key({"kind": loaded.kind.name, "config": config, "seed": seed,
                        "code": code_hash(code), "datasets": datasets, "libraries": library_versions(),
-                       "device": settings.device})
+                       "device": settings.device, "threads": settings.threads})
     return RunRequest(experiment, variant, seed, profile, loaded.kind.name, config, code, datasets, key)
 
 

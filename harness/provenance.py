@@ -79,15 +79,24 @@ def code_hash(fingerprint: dict[str, str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def producer_identity(module: str, libraries: tuple[str, ...] = ()) -> str:
+    """What a derived cache entry (decoded arrays, features, a solve) must be keyed by besides
+    its inputs: the code hash of the module that produces it (its whole import closure) and the
+    versions of the libraries that shape its numbers. Editing the producer misses the cache."""
+    parts = [code_hash(code_fingerprint(module))] + [f"{name} {_version(name)}" for name in libraries]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
 @functools.cache
 def library_versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for name in LIBRARIES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "absent"
-    return versions
+    return {"python": platform.python_version(), **{name: _version(name) for name in LIBRARIES}}
 
 
 def machine() -> dict[str, str]:

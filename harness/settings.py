@@ -33,7 +33,9 @@ class Settings:
     download: bool = True
     device: str = "cpu"
     workers: int = 1
-    threads_per_worker: int | None = None
+    threads: int = 1
+    """torch (and BLAS) threads inside every run, whatever the executor. It changes the order of
+    float reductions, so it is part of every record's key."""
     executor: str = "local"
 
     @property

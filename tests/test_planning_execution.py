@@ -172,7 +172,7 @@ def test_same_seed_gives_identical_results(catalog, settings) -> None:
     request = planning.request_for(catalog, "fedrolex-coverage", "random-i64-m1", 0, "smoke", settings)
     small = asdict(request)
     small["config"] = {**small["config"], "trials": 4, "index_groups": 16}
-    options = _settings_dict(settings, None)
+    options = _settings_dict(settings)
     first, second = run_request(small, options), run_request(small, options)
     assert first["status"] == second["status"] == "ok", first["error"]
     assert first["result"] == second["result"]
