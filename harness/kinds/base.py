@@ -27,6 +27,14 @@ class Metric:
     varies: bool = False
     """True for measurements that differ from run to run (timings, sizes of compressed ciphertexts):
     a baseline then compares the verdicts of claims on it, not their numbers."""
+    deterministic: bool | Callable[[Mapping[str, Any]], bool] = False
+    """True when the value is fixed by the run's config and not drawn by its seed (an analytic
+    result, an exact count): one seed then decides a test of the mean. A callable decides from
+    the run's resolved config (e.g. deterministic for rolling extraction, not for random). A
+    stochastic metric is only tested against its spread over seeds."""
+
+    def is_deterministic(self, config: Mapping[str, Any]) -> bool:
+        return self.deterministic(config) if callable(self.deterministic) else bool(self.deterministic)
 
 
 @dataclass(frozen=True)
