@@ -120,7 +120,8 @@ FEDERATED_TRAINING = ExperimentKind(
                            lambda r, a: float(np.nanmin(_losses(r))) if _losses(r) else math.nan),
         "mean_capacity": Metric("mean over rounds of the participants' mean width", _mean_capacity),
         "diverged": Metric("1 if a loss or parameter became non-finite, else 0", lambda r, a: float(r["diverged"])),
-        "chance_accuracy": Metric("100 / number of classes (%)", lambda r, a: 100.0 / r["num_classes"], unit="%"),
+        "chance_accuracy": Metric("100 / number of classes (%)", lambda r, a: 100.0 / r["num_classes"], unit="%",
+                                  deterministic=True),
         "accuracy_above_chance": Metric("final accuracy minus chance (points)",
                                         lambda r, a: _final_accuracy(r, a) - 100.0 / r["num_classes"]),
         "changed_outside_union": Metric("coordinates never trained by any client that differ from their "
