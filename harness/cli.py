@@ -105,17 +105,31 @@ def cmd_baseline(args) -> int:
     settings = _settings(args)
     profile = args.profile or DEFAULT_PROFILE
     path = Path(args.baseline or settings.root / "baselines" / f"{profile}.json")
-    outcome = verify(settings, profiles=[profile], console=console)
+    complete = not (args.paper or args.claim)
+    if args.action == "check":
+        recorded = baseline_io.load(path)  # a missing or broken baseline fails before any run
+    outcome = verify(settings, args.paper, args.claim, profiles=[profile], console=console)
+    console.print(outcome.execution.text())
     if args.action == "update":
         previous = baseline_io.load(path) if path.exists() else None
-        baseline_io.write(path, baseline_io.updated(outcome.verdicts, profile, previous, varying_claims(outcome)))
-        console.print(f"wrote {path} with {len(outcome.verdicts)} claims")
+        baseline_io.write(path, baseline_io.updated(outcome.verdicts, profile, previous, varying_claims(outcome),
+                                                    complete=complete))
+        console.print(f"wrote {path} with {len(outcome.verdicts)} claims" + ("" if complete else " updated"))
         return 0
-    differences = baseline_io.compare(outcome.verdicts, baseline_io.load(path))
+    differences = baseline_io.compare(outcome.verdicts, recorded, complete=complete)
     for difference in differences:
         console.print(f"[red]regression[/red] {difference}")
     console.print(f"{len(outcome.verdicts)} claims compared with {path.name}: {len(differences)} differences")
     return 1 if differences else 0
+
+
+def cmd_power(args) -> int:
+    """The undecided claims of a profile and what would decide them (from stored records only)."""
+    from harness.report.terminal import print_power
+    settings = _settings(args)
+    outcome = verify(settings, args.paper, args.claim, args.profile or [DEFAULT_PROFILE], run=False)
+    print_power(outcome.verdicts, console)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -137,12 +151,20 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "report":
             command.add_argument("--output", default="REPORT.md", help="report path (default REPORT.md)")
         command.set_defaults(func=func)
-    base = sub.add_parser("baseline", help="compare with (check) or rewrite (update) the regression baseline")
+    base = sub.add_parser("baseline", help="compare with (check) or rewrite (update) the regression baseline; "
+                                           "--paper/--claim check or update only those claims, running only their runs")
     base.add_argument("action", choices=("check", "update"))
     base.add_argument("--profile", help=f"profile of the baseline (default {DEFAULT_PROFILE})")
     base.add_argument("--baseline", help="baseline file (default baselines/<profile>.json)")
+    base.add_argument("--paper", action="append", default=[], help="only claims of this paper (repeatable)")
+    base.add_argument("--claim", help="only claims whose id matches this glob or regular expression")
     _execution(base)
     base.set_defaults(func=cmd_baseline)
+    power = sub.add_parser("power", help="list the INCONCLUSIVE claims of a profile with the seeds (or clients) "
+                                         "each would need, from the records already in the store")
+    _selection(power)
+    _execution(power)
+    power.set_defaults(func=cmd_power)
     return parser
 
 

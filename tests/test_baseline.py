@@ -66,8 +66,9 @@ def test_missing_and_no_longer_verified_claims() -> None:
 
 def test_series_no_longer_observed_is_reported() -> None:
     data = recorded(verdict("c.one", label="a (m)"))
-    (difference,) = baseline.compare([verdict("c.one", label="renamed (m)")], data)
-    assert "series 'a (m)' is no longer observed" in difference.message
+    gone, new = sorted(messages(baseline.compare([verdict("c.one", label="renamed (m)")], data)))
+    assert "series 'a (m)' is no longer observed" in gone
+    assert "series 'renamed (m)' is not in the baseline" in new
 
 
 def test_per_claim_tolerance_is_honoured() -> None:
@@ -127,6 +128,52 @@ def test_updated_without_previous_uses_defaults() -> None:
     new = baseline.updated([verdict("c.one")], "smoke", None)
     assert new["tolerance"] == baseline.DEFAULT_TOLERANCE
     assert "tolerance" not in new["claims"]["c.one"]
+
+
+def test_new_series_and_seeds_fail_until_recorded() -> None:
+    data = recorded(verdict("c.one"))
+    (seed,) = baseline.compare([verdict("c.one", values={0: 0.5, 1: 0.7, 2: 0.9})], data)
+    assert "seed 2 is not in the baseline" in seed.message
+    two = verdict("c.one")
+    two.numbers["b (m)"] = two.numbers["a (m)"]
+    (series,) = baseline.compare([two], data)
+    assert "series 'b (m)' is not in the baseline" in series.message
+
+
+def test_an_error_is_never_accepted() -> None:
+    error = verdict("c.one", "ERROR")
+    data = recorded(error)
+    assert data["claims"]["c.one"]["status"] == "ERROR"
+    (difference,) = baseline.compare([error], data)
+    assert "never an accepted baseline outcome" in difference.message
+
+
+def test_baseline_of_another_profile_is_refused() -> None:
+    data = recorded(verdict("c.one"))
+    (difference,) = baseline.compare([verdict("c.one", profile="standard")], data)
+    assert "recorded for profile 'smoke'" in difference.message
+
+
+def test_unavailable_data_is_recorded_as_such_and_checked_where_the_data_exists() -> None:
+    missing = verdict("c.emnist", "SKIPPED")
+    missing.data_unavailable = True
+    data = recorded(missing)
+    assert data["claims"]["c.emnist"] == {"status": baseline.UNAVAILABLE, "reason": "reason of c.emnist"}
+    assert baseline.compare([missing], data) == []
+    assert baseline.compare([verdict("c.emnist", "PASS")], data) == []          # the data exists: it holds
+    assert baseline.compare([verdict("c.emnist", "INCONCLUSIVE")], data) == []
+    (fails,) = baseline.compare([verdict("c.emnist", "FAIL")], data)
+    assert "FAILs its expectation" in fails.message
+    (lost,) = baseline.compare([missing], recorded(verdict("c.emnist")))
+    assert "data is unavailable here" in lost.message
+
+
+def test_a_selection_updates_only_its_claims() -> None:
+    previous = recorded(verdict("c.one"), verdict("c.two"))
+    new = baseline.updated([verdict("c.two", values={0: 0.9, 1: 0.9})], "smoke", previous, complete=False)
+    assert set(new["claims"]) == {"c.one", "c.two"}
+    assert new["claims"]["c.one"] == previous["claims"]["c.one"]
+    assert new["claims"]["c.two"]["numbers"]["a (m)"]["values"] == {"0": 0.9, "1": 0.9}
 
 
 @pytest.mark.parametrize("text", ["not json", "[]", '{"claims": []}'])
