@@ -182,3 +182,21 @@ def test_load_rejects_what_is_not_a_baseline(tmp_path: Path, text: str) -> None:
     path.write_text(text)
     with pytest.raises(ValueError, match="b.json"):
         baseline.load(path)
+
+
+def test_cli_check_of_a_selection_runs_only_what_it_needs(tmp_path: Path, capsys) -> None:
+    from harness import cli
+    root = Path(__file__).resolve().parents[1]
+    options = ["--store", str(tmp_path / "store"), "--executor", "local", "--baseline", str(tmp_path / "smoke.json"),
+               "--claim", "hasfl.alloc.cap-at-*"]
+    assert cli.main(["--root", str(root), "baseline", "update", *options]) == 0
+    written = baseline.load(tmp_path / "smoke.json")
+    assert set(written["claims"]) == {"hasfl.alloc.cap-at-2.4-for-tier-1.0", "hasfl.alloc.cap-at-1.4-for-tier-0.75",
+                                      "hasfl.alloc.cap-at-0.4-for-tier-0.5"}
+    capsys.readouterr()
+    assert cli.main(["--root", str(root), "baseline", "check", *options]) == 0
+    err = capsys.readouterr().err
+    assert "3 runs: 3 reused, 0 run" in err and "3 claims compared with smoke.json: 0 differences" in err
+    written["claims"]["hasfl.alloc.cap-at-2.4-for-tier-1.0"]["status"] = "FAIL"
+    baseline.write(tmp_path / "smoke.json", written)
+    assert cli.main(["--root", str(root), "baseline", "check", *options]) == 1
