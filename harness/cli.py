@@ -77,19 +77,25 @@ def cmd_plan(args) -> int:
 
 
 def _verify(args, write: bool) -> int:
+    from harness.pipeline import stored_profiles
     from harness.report.terminal import print_verdicts
     settings = _settings(args)
-    outcome = verify(settings, args.paper, args.claim, args.profile or [DEFAULT_PROFILE], console=console)
+    profiles = args.profile or [DEFAULT_PROFILE]
+    render_only = () if (args.profile or not write) else tuple(
+        p for p in stored_profiles(settings, args.paper, args.claim) if p not in profiles)
+    outcome = verify(settings, args.paper, args.claim, profiles, console=console, render_only=render_only)
     print_verdicts(outcome.verdicts, console)
     for event in outcome.execution.events:
         console.print(f"[yellow]store:[/yellow] {event}")
     console.print(outcome.execution.text())
+    if render_only:
+        console.print(f"also shown, from stored records only: profile(s) {', '.join(render_only)}")
     if write:
         from harness.report.markdown import write_report
         report, verdicts = write_report(outcome, settings, Path(args.output).resolve())
         console.print(f"wrote {report} and {verdicts}")
-    errors = sum(v.status == "ERROR" for v in outcome.verdicts)
-    fails = sum(v.status == "FAIL" for v in outcome.verdicts)
+    errors = sum(v.status == "ERROR" for v in outcome.verdicts if v.profile in profiles)
+    fails = sum(v.status == "FAIL" for v in outcome.verdicts if v.profile in profiles)
     return 1 if errors or (fails and not write) else 0
 
 
@@ -144,7 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
                    ).set_defaults(func=cmd_vocabulary)
     for name, func, text in (("plan", cmd_plan, "list the runs the selected claims need"),
                              ("verify", cmd_verify, "run what is missing and print verdicts"),
-                             ("report", cmd_report, "verify and write REPORT.md, REPORT.json and figures")):
+                             ("report", cmd_report, "verify and write REPORT.md, REPORT.json and figures; without "
+                                                    "--profile it runs smoke and shows beside it every other profile "
+                                                    "whose records are in the store")):
         command = sub.add_parser(name, help=text)
         _selection(command)
         _execution(command)

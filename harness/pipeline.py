@@ -43,9 +43,27 @@ def select(settings: Settings, papers=(), pattern: str | None = None) -> tuple[C
     return catalog, catalog.select(papers, pattern)
 
 
+def stored_profiles(settings: Settings, papers=(), pattern: str | None = None) -> list[str]:
+    """Profiles of the selected claims with at least one of their runs in the store (spec order)."""
+    catalog, claims = select(settings, papers, pattern)
+    store = ResultStore(settings.store_dir)
+    names = list(dict.fromkeys(p for spec in catalog.specs.values() for p in spec.spec.profiles))
+    found = []
+    for profile in names:
+        requests, _ = plan(catalog, claims, [profile], settings, store)
+        if any(store.path(request.key).exists() for request in requests):
+            found.append(profile)
+    return found
+
+
 def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(DEFAULT_PROFILE,),
-           run: bool = True, console: Console | None = None, claim_ids: list[str] | None = None) -> Outcome:
-    """Verify the selected claims at the profiles, running what the store lacks if `run`."""
+           run: bool = True, console: Console | None = None, claim_ids: list[str] | None = None,
+           render_only: tuple[str, ...] = ()) -> Outcome:
+    """Verify the selected claims at the profiles, running what the store lacks if `run`.
+
+    Profiles in `render_only` are verified from the records already stored, never run; a claim
+    whose records are missing there is SKIPPED as not run at that profile.
+    """
     catalog, claims = select(settings, papers, pattern)
     if claim_ids is not None:
         wanted = set(claim_ids)
@@ -53,7 +71,8 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
     profiles = list(profiles)
     store = ResultStore(settings.store_dir)
     requests, waiting = plan(catalog, claims, profiles, settings, store)
-    outcome = Outcome(catalog, claims, profiles, requests, store=store)
+    outcome = Outcome(catalog, claims, profiles + [p for p in render_only if p not in profiles], requests,
+                      store=store)
     if run:
         every_request = {r.key: r for r in requests}
         outcome.execution = execute(requests, store, settings, console)
@@ -78,5 +97,11 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
         return key, store.get(key)
 
     outcome.verdicts = [verify_claim(catalog, claim, profile, lookup) for claim in claims for profile in profiles]
+    extra = [p for p in render_only if p not in profiles]
+    if extra:
+        stored, _ = plan(catalog, claims, extra, settings, store)
+        outcome.requests = list({r.key: r for r in [*outcome.requests, *stored]}.values())
+        outcome.verdicts += [verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
+                             for claim in claims for profile in extra]
     outcome.execution.events = list(store.events)
     return outcome

@@ -373,10 +373,12 @@ def evaluate(expectation, obs, observed: Observed) -> Decision:
 # --- verdicts -------------------------------------------------------------------
 
 def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
-                 lookup: Callable[[str, str, int, str], tuple[str, dict | None]]) -> Verdict:
+                 lookup: Callable[[str, str, int, str], tuple[str, dict | None]],
+                 missing_is_error: bool = True) -> Verdict:
     """The verdict of one claim at one profile.
 
-    `lookup(experiment, variant, seed, profile)` gives (store key, record or None).
+    `lookup(experiment, variant, seed, profile)` gives (store key, record or None). A missing
+    record is an ERROR after execution, and SKIPPED (not run) when only stored records are read.
     """
     claim = loaded.claim
     target = catalog.specs[claim.experiment]
@@ -399,6 +401,10 @@ def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
         for seed in seeds:
             key, record = lookup(spec.experiment, variant, seed, profile)
             verdict.runs.append(key)
+            if record is None and not missing_is_error:
+                verdict.status, verdict.reason = SKIPPED, (f"not run at profile {profile!r} (no record for {variant} "
+                                                           f"seed {seed}); `fedclaims report --profile {profile}` runs it")
+                return verdict
             if record is None:
                 verdict.status, verdict.reason = ERROR, f"no record for {variant} seed {seed} (run not executed)"
                 return verdict

@@ -61,15 +61,19 @@ def _final_allocation(result) -> list[float]:
 
 
 def _draw_accuracy(ax, results_by_variant, labels):
+    """Mean over seeds as a line, the band between the lowest and highest seed shaded."""
     for variant, results in results_by_variant.items():
         curves = [_accuracies(r) for r in results]
-        rounds = [t + 1 for t, _ in curves[0]]
         length = min(len(c) for c in curves)
-        mean = np.mean([[a for _, a in c[:length]] for c in curves], axis=0)
-        ax.plot(rounds[:length], mean, label=f"{labels[variant]} (mean of {len(results)})")
+        rounds = [t + 1 for t, _ in curves[0][:length]]
+        values = np.array([[a for _, a in c[:length]] for c in curves])
+        line, = ax.plot(rounds, values.mean(axis=0), label=f"{labels[variant]} (mean, band: seed range, n={len(results)})")
+        if len(results) > 1:
+            ax.fill_between(rounds, values.min(axis=0), values.max(axis=0), color=line.get_color(), alpha=0.15,
+                            linewidth=0)
     ax.set_xlabel("round")
     ax.set_ylabel("test accuracy (%)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=6)
 
 
 def _draw_h_tilde(ax, results_by_variant, labels):

@@ -27,9 +27,13 @@ def _encryption_fraction(result, args) -> float:
 
 
 def _bars(ax, results_by_variant, labels, value, ylabel, log=False):
+    """Mean over seeds as a bar, every seed as a dot on it."""
     names = list(results_by_variant)
     means = [sum(value(r) for r in results_by_variant[v]) / len(results_by_variant[v]) for v in names]
     ax.bar(range(len(names)), means, color="tab:blue")
+    for i, v in enumerate(names):
+        seeds = [value(r) for r in results_by_variant[v]]
+        ax.plot([i] * len(seeds), seeds, "k.", markersize=4)
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels([labels[v] for v in names], rotation=60, ha="right", fontsize=6)
     ax.set_ylabel(ylabel)
