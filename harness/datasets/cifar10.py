@@ -6,6 +6,7 @@ cifar-10-batches-py/ in FEDCLAIMS_DATA, then the one in the cache, which the fet
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import shutil
 import tarfile
@@ -13,6 +14,8 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 from PIL import Image
+
+from harness.provenance import producer_identity
 
 from .archives import extract_tar_folder, read_tar_member
 from .arraycache import load_arrays, save_arrays
@@ -31,6 +34,8 @@ TORCHVISION_FILES = ("data_batch_1", "data_batch_2", "data_batch_3", "data_batch
 IMAGE_SIZE = (32, 32)
 MAX_IMAGE_BYTES = 256 << 10  # one 32x32 image file; CIFAR's JPEGs are 1-2 KB
 MAX_BATCH_BYTES = 64 << 20  # one pickled batch of the official tarball is about 30 MB
+# The libraries whose decoding shapes the cached arrays; with this module's code they key the cache.
+DECODING_LIBRARIES = ("Pillow", "numpy")
 HINT = (f"set FEDCLAIMS_DATA to a folder holding {ARCHIVE_NAME} (ImageFolder tree "
         "cifar10-jpeg/{train,test}/<class>/<NNNN>.jpg) or an extracted torchvision "
         f"{TORCHVISION_FOLDER}/, or allow downloads ({DOWNLOAD_ENV} unset or 1) "
@@ -89,9 +94,13 @@ def cifar10_fingerprint(loc: DataLocations) -> str | None:
 
 
 def load_jpeg_archive(archive: Path, cache_dir: Path) -> ImageData:
-    """Decode the archive once; later calls load the .npy cache keyed by its sha256."""
+    """Decode the archive once; later calls load the .npy cache.
+
+    The cache is keyed by the archive's sha256 and by the identity of the code and libraries
+    that decode it, so an edit of the decoder or a new Pillow decodes again.
+    """
     digest = cached_sha256(archive, cache_dir)
-    folder = cache_dir / NAME / f"jpeg-{digest}"
+    folder = decoded_cache_folder(digest, cache_dir)
     cached = load_arrays(folder)
     if cached is not None:
         arrays, meta = cached
@@ -99,6 +108,13 @@ def load_jpeg_archive(archive: Path, cache_dir: Path) -> ImageData:
     arrays, classes = decode_jpeg_archive(archive)
     save_arrays(folder, arrays, {"classes": list(classes), "source": ARCHIVE_NAME})
     return ImageData(**arrays, classes=classes, fingerprint=digest)
+
+
+def decoded_cache_folder(archive_sha256: str, cache_dir: Path) -> Path:
+    """Where the decoded arrays of an archive live: keyed by its bytes and by their producer."""
+    producer = producer_identity(__name__, DECODING_LIBRARIES)
+    key = hashlib.sha256(f"{archive_sha256}\n{producer}".encode()).hexdigest()
+    return cache_dir / NAME / f"jpeg-{key}"
 
 
 def decode_jpeg_archive(archive: Path) -> tuple[dict[str, np.ndarray], tuple[str, ...]]:
