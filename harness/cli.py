@@ -63,16 +63,23 @@ def cmd_vocabulary(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    from harness.planning import plan
+    """A dry listing: nothing is downloaded; data sets not here yet are named."""
+    from harness.fetching import survey_data
+    from harness.planning import datasets_needed, plan
     from harness.store import ResultStore
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
+    profiles = args.profile or [DEFAULT_PROFILE]
     store = ResultStore(settings.store_dir)
-    requests, waiting = plan(catalog, claims, args.profile or [DEFAULT_PROFILE], settings, store)
+    data = survey_data(datasets_needed(catalog, claims, profiles), settings)
+    requests, waiting = plan(catalog, claims, profiles, settings, store, data.fingerprints)
     for request in requests:
         state = "stored" if store.reusable(request.key) else "to run"
         print(f"{request.key[:16]}  {state:7}  {request.label}")
-    print(f"{len(requests)} runs" + (f", and {waiting} that wait for their records" if waiting else ""))
+    for name, problem in sorted(data.problems.items()):
+        print(f"data set {name}: {problem}")
+    print(f"{len(requests)} runs" + (f", and {waiting} that wait for their records" if waiting else "")
+          + (" (keys of runs on data not fetched yet change once it is)" if data.problems else ""))
     return 0
 
 
