@@ -14,6 +14,14 @@ def _fedhenet_only(key: str):
     return compute
 
 
+def _coordinator(key: str):
+    """1.0 / 0.0 from what an encrypted run recorded of its coordinator; NaN for other runs."""
+    def compute(result, args) -> float:
+        record = result.get("coordinator")
+        return math.nan if record is None else float(bool(record[key]))
+    return compute
+
+
 def _payload_ratio(result, args) -> float:
     if result["method"] != "fedhenet" or not result["encrypted"]:
         return math.nan
@@ -85,6 +93,13 @@ FEDHENET = ExperimentKind(
                                lambda r, a: float(r["wall_seconds"]), unit="s", varies=True),
         "feature_seconds": Metric("seconds to obtain the features (extraction, or a cache read)",
                                   lambda r, a: float(r["feature_seconds"]), unit="s", varies=True),
+        "coordinator_holds_secret_key": Metric(
+            "1 if the coordinator's own CKKS context holds a secret key, else 0 (encrypted FedHENet runs; NaN "
+            "otherwise)", _coordinator("holds_secret_key"), deterministic=True),
+        "coordinator_could_decrypt": Metric(
+            "1 if the coordinator, trying with its own context, decrypted a client ciphertext it aggregated back "
+            "to that client's M column, else 0 (encrypted FedHENet runs; NaN otherwise)",
+            _coordinator("decrypted"), deterministic=True),
         "clients_used": Metric("clients holding data", lambda r, a: float(r["clients_used"])),
         "clients_skipped": Metric("clients without data (left out)", lambda r, a: float(r["clients_skipped"])),
     },

@@ -246,6 +246,7 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
             w_summary={"shape": list(w.shape), "frobenius": float(np.linalg.norm(w)),
                        "sha256_rounded_1e-6": hashlib.sha256(np.round(w, 6).tobytes()).hexdigest()[:16]},
             weighting=config.weighting, lam=config.lam,
+            coordinator=out["coordinator"],
         )
     else:
         runner = run_fedavg if config.method == "fedavg" else run_fedprox
