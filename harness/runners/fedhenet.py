@@ -28,13 +28,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from harness.datasets.locations import DataLocations
 from harness.datasets.registry import load_dataset
 from harness.provenance import producer_identity
+from harness.runners.ckks_config import CkksConfig
 from harness.runners.context import RunContext, derive_seed
 from methods.fedhenet import rolann
 from methods.fedhenet.backbones import get_backbone
 from methods.fedhenet.baselines import run_fedavg, run_fedprox
 from methods.fedhenet.features import cache_key, cached_features
 from methods.fedhenet.protocol import run_fedhenet
-from methods.fedhenet.secure import CkksParams
 from methods.partition import dirichlet_partition, iid_partition, one_class_per_client
 
 FEATURE_PRODUCER = "methods.fedhenet.features"
@@ -70,16 +70,6 @@ class PartitionConfig(BaseModel):
         if (self.scheme == "dirichlet") != (self.alpha is not None):
             raise ValueError("alpha is required for, and only for, the dirichlet scheme")
         return self
-
-
-class CkksConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    poly_modulus_degree: int = 32768
-    coeff_mod_bit_sizes: list[int] = Field(default=[60, 40, 40, 60], min_length=2)
-    global_scale_bits: int = 40
-
-    def params(self) -> CkksParams:
-        return CkksParams(self.poly_modulus_degree, tuple(self.coeff_mod_bit_sizes), 2.0 ** self.global_scale_bits)
 
 
 class Config(BaseModel):
