@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from harness import provenance
-from harness.runners import fedhenet as runner
-from harness.runners.context import RunContext
+from harness.runners import fedhenet_caches as caches
 from methods.fedhenet import features
+from methods.fedhenet.backbones import get_backbone
 
 
 @pytest.fixture
@@ -32,9 +32,15 @@ def editable(tmp_path, monkeypatch):
     return copy
 
 
-def _config():
-    return runner.Config.model_validate({"partition": {"scheme": "iid"}, "num_clients": 2,
-                                         "backbone": {"name": "efficientnet_lite0", "resolution": 32}})
+BACKBONE = get_backbone("efficientnet_lite0", 32)
+
+
+def _features(images, folder):
+    return caches.features(BACKBONE, images, folder, 64, lambda done, total: None)
+
+
+def _solve(x, y, folder):
+    return caches.centralised(x, y, 4, folder, weighting="logistic", lam=0.0, rcond=None)
 
 
 def test_feature_cache_misses_when_the_extractor_code_or_torch_changes(tmp_path, monkeypatch, editable):
@@ -47,38 +53,37 @@ def test_feature_cache_misses_when_the_extractor_code_or_torch_changes(tmp_path,
     monkeypatch.setattr(features, "extract_features", fake_extract)
     images = np.zeros((3, 4, 4, 3), dtype=np.uint8)
     folder = tmp_path / "features"
-    context = RunContext(data_dir=None, cache_dir=tmp_path)
-    source = editable(runner.FEATURE_PRODUCER)
+    source = editable(caches.FEATURE_PRODUCER)
 
-    first = runner._features(_config(), images, folder, context, "train")
-    again = runner._features(_config(), images, folder, context, "train")
+    first = _features(images, folder)
+    again = _features(images, folder)
     assert len(calls) == 1 and np.array_equal(first, again)
 
     source.write_text(source.read_text() + "\n# an edit of the feature extractor\n")
-    edited = runner._features(_config(), images, folder, context, "train")
+    edited = _features(images, folder)
     assert len(calls) == 2 and not np.array_equal(edited, first)
 
     versions = {"torch": "0.0-other"}
     real_version = provenance._version
     monkeypatch.setattr(provenance, "_version", lambda name: versions.get(name) or real_version(name))
-    runner._features(_config(), images, folder, context, "train")
+    _features(images, folder)
     assert len(calls) == 3
 
 
 def test_backbones_module_is_part_of_the_feature_producer():
-    assert "methods.fedhenet.backbones" in provenance.import_closure(runner.FEATURE_PRODUCER)
+    assert "methods.fedhenet.backbones" in provenance.import_closure(caches.FEATURE_PRODUCER)
 
 
 def test_centralised_solve_cache_misses_when_rolann_changes(tmp_path, editable):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(40, 6))
     y = np.repeat(np.arange(4), 10)
-    source = editable(runner.SOLVE_PRODUCER)
+    source = editable(caches.SOLVE_PRODUCER)
 
-    w, cached = runner._centralised(_config(), x, y, 4, tmp_path)
-    w_again, cached_again = runner._centralised(_config(), x, y, 4, tmp_path)
+    w, cached = _solve(x, y, tmp_path)
+    w_again, cached_again = _solve(x, y, tmp_path)
     assert (cached, cached_again) == (False, True) and np.array_equal(w, w_again)
 
     source.write_text(source.read_text() + "\n# an edit of the solver\n")
-    _, cached_after_edit = runner._centralised(_config(), x, y, 4, tmp_path)
+    _, cached_after_edit = _solve(x, y, tmp_path)
     assert cached_after_edit is False

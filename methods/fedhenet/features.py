@@ -35,17 +35,18 @@ def _check_images(images: np.ndarray) -> None:
 
 
 def extract_features(backbone: Backbone, images_uint8_nhwc: np.ndarray, batch_size: int = 64,
-                     progress: Progress | None = None, model: nn.Module | None = None) -> np.ndarray:
-    """float32 [N, feature_dim] features; `model` reuses an already loaded extractor."""
+                     progress: Progress | None = None, model: nn.Module | None = None,
+                     device: str = "cpu") -> np.ndarray:
+    """float32 [N, feature_dim] features; `model` reuses an already loaded extractor (on `device`)."""
     _check_images(images_uint8_nhwc)
-    model = load_model(backbone) if model is None else model
+    model = load_model(backbone).to(device) if model is None else model
     n = len(images_uint8_nhwc)
     out = np.empty((n, backbone.feature_dim), dtype=np.float32)
     with torch.inference_mode():
         for start in range(0, n, batch_size):
             stop = min(start + batch_size, n)
-            batch = preprocess(images_uint8_nhwc[start:stop], backbone)
-            out[start:stop] = model(batch).numpy()
+            batch = preprocess(images_uint8_nhwc[start:stop], backbone).to(device)
+            out[start:stop] = model(batch).float().cpu().numpy()
             if progress is not None:
                 progress(stop, n)
     return out
