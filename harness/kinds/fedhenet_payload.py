@@ -32,6 +32,7 @@ def _draw_ratio_curves(ax, results_by_variant, labels):
             ax.plot([n for n, _ in curve], [v for _, v in curve], "o-", label=f"{labels[variant]}, D = {dim}")
     ax.axhline(2.25, color="grey", linestyle=":", label="paper: 2.25x")
     ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.set_xlabel("samples per client n_k")
     ax.set_ylabel("encrypted / plaintext upload")
     ax.legend(fontsize=6)
