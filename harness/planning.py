@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.catalog import Catalog, LoadedClaim
-from harness.provenance import code_fingerprint, code_hash, library_versions
+from harness.provenance import code_fingerprint, code_hash, library_versions, source_fingerprint
 from harness.schema.claim import Skip, WithinSpread
 from harness.settings import Settings
 from harness.store import ResultStore, content_key
@@ -132,6 +132,8 @@ def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, prof
     config = _resolve_references(config, resolve)
     config_model = loaded.kind.config_model.model_validate(config)
     code = dict(_code(loaded.kind.runner))
+    for source in loaded.kind.code_sources(config_model):
+        code.update(source_fingerprint(source))
     datasets = dataset_fingerprints(loaded.kind.datasets(config_model), settings, data)
     key = content_key({"kind": loaded.kind.name, "config": config, "seed": seed,
                        "code": code_hash(code), "datasets": datasets, "libraries": library_versions(),

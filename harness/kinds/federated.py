@@ -60,6 +60,11 @@ def _final_allocation(result) -> list[float]:
     return [float(p) for p in result["adaptations"][-1]["allocation"]]
 
 
+def _policy_sources(policy: str) -> list[str]:
+    from methods.federated.registry import policy_sources
+    return policy_sources(policy)
+
+
 def _draw_accuracy(ax, results_by_variant, labels):
     """Mean over seeds as a line, the band between the lowest and highest seed shaded."""
     for variant, results in results_by_variant.items():
@@ -152,4 +157,5 @@ FEDERATED_TRAINING = ExperimentKind(
         "unit_counts": Plot("distribution of per-unit update counts", _draw_unit_counts),
     },
     datasets=lambda config: [config.data.name],
+    code_sources=lambda config: _policy_sources(config.federation.policy),
 )
