@@ -145,6 +145,21 @@ def cmd_power(args) -> int:
     return 0
 
 
+def cmd_audit(args) -> int:
+    """The HAS-FL paper's recommended practices for an allocation policy; exit 1 on findings."""
+    from harness.audit.audit import DEFAULT_MARGIN, FEDERATIONS, run_audit
+    from harness.audit.report import print_audit, write_audit
+    settings = _settings(args)
+    federations = args.federation or list(FEDERATIONS)
+    audit = run_audit(settings, args.policy, args.profile or DEFAULT_PROFILE, federations,
+                      DEFAULT_MARGIN if args.margin is None else args.margin, console)
+    out = Path(args.output).resolve()
+    markdown, verdicts = write_audit(audit, out)
+    print_audit(audit, console)
+    console.print(f"wrote {markdown} and {verdicts}")
+    return 1 if audit.findings else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fedclaims", description=__doc__)
     parser.add_argument("--root", help="project folder holding claims/ and specs/ (default: found from here)")
@@ -180,6 +195,20 @@ def build_parser() -> argparse.ArgumentParser:
     _selection(power)
     _execution(power)
     power.set_defaults(func=cmd_power)
+    audit = sub.add_parser("audit", help="audit an allocation policy as the HAS-FL paper recommends: capacity-"
+                                         "stratified validation of its statistics, a matched-budget random "
+                                         "control, coverage (exit code 1 when it finds something)")
+    audit.add_argument("policy", help="a built-in policy, an installed fedclaims.policies entry point, "
+                                      "package.module:Class or path/to/file.py:Class")
+    audit.add_argument("--profile", help=f"scale of the HAS-FL federations (default {DEFAULT_PROFILE})")
+    audit.add_argument("--federation", action="append", choices=("cifar10", "emnist", "shakespeare"),
+                       help="federation to audit on (repeatable; default all three)")
+    audit.add_argument("--margin", type=float, help="accuracy points within which parity with the random "
+                                                    "control is tested (TOST; default 2)")
+    audit.add_argument("--output", default="audit", help="folder for AUDIT.md, audit.json and figures "
+                                                         "(default ./audit)")
+    _execution(audit)
+    audit.set_defaults(func=cmd_audit)
     return parser
 
 

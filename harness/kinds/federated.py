@@ -19,6 +19,31 @@ def _final_accuracy(result, args) -> float:
     return points[-1][1] if points else math.nan
 
 
+SMOOTHING_FRACTION = 0.1
+"""The smoothed accuracy curve averages the evaluations of the last 10% of rounds at every point."""
+
+
+def _smoothed_accuracies(result) -> list[float]:
+    """At each evaluation, the mean accuracy (%) over the evaluations of the preceding 10% of rounds.
+
+    Under non-IID partial participation the global model swings from round to round with the
+    clients that trained it last (several points at L = 2); the window averages over those draws.
+    """
+    points = _accuracies(result)
+    window = max(1, round(SMOOTHING_FRACTION * result["config"]["rounds"]))
+    return [float(np.mean([a for t2, a in points if t - window < t2 <= t])) for t, _ in points]
+
+
+def _end_accuracy(result, args) -> float:
+    smoothed = _smoothed_accuracies(result)
+    return smoothed[-1] if smoothed else math.nan
+
+
+def _peak_to_end_drop(result, args) -> float:
+    smoothed = _smoothed_accuracies(result)
+    return max(smoothed) - smoothed[-1] if smoothed else math.nan
+
+
 def _best_accuracy(result, args) -> float:
     points = _accuracies(result)
     return max(a for _, a in points) if points else math.nan
@@ -122,6 +147,10 @@ FEDERATED_TRAINING = ExperimentKind(
     metrics={
         "final_accuracy": Metric("test accuracy (%) at the last evaluation", _final_accuracy, unit="%"),
         "best_accuracy": Metric("highest test accuracy (%) over the evaluations", _best_accuracy, unit="%"),
+        "end_accuracy": Metric("test accuracy (%) at the end of training, averaged over the evaluations of the "
+                               "last 10% of rounds", _end_accuracy, unit="%"),
+        "peak_to_end_drop": Metric("peak of the smoothed accuracy curve (mean over a window of 10% of the rounds) "
+                                   "minus its end value (percentage points)", _peak_to_end_drop, unit="points"),
         "peak_to_final_drop": Metric("best minus final test accuracy (percentage points)",
                                      lambda r, a: _best_accuracy(r, a) - _final_accuracy(r, a), unit="points"),
         "final_loss": Metric("test cross-entropy at the last evaluation", _final_loss),
