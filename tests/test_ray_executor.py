@@ -168,3 +168,8 @@ def test_address_setting_selects_ray_and_rejects_other_executors(monkeypatch, ca
     assert cli_main(["--root", str(REPO), "plan", "--claim", PATTERN, "--executor", "processes",
                      "--address", "head:6379"]) == 2
     assert "--address" in capsys.readouterr().err
+
+
+def test_a_run_on_cuda_asks_ray_for_a_gpu() -> None:
+    assert ray_executor._resources({"threads": 2, "device": "cpu"}) == {"num_cpus": 2, "num_gpus": 0}
+    assert ray_executor._resources({"threads": 1, "device": "cuda:0"}) == {"num_cpus": 1, "num_gpus": 1}
