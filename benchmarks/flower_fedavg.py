@@ -16,6 +16,9 @@ import torch.nn.functional as F
 from torch import nn
 
 os.environ.setdefault("FLWR_TELEMETRY_ENABLED", "0")
+# Ray runs workers at nice 15; on a busy machine that, not Flower, would set the pace, while
+# fedclaims' side runs at nice 0.
+os.environ.setdefault("RAY_worker_niceness", "0")
 
 from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict  # noqa: E402
 from flwr.clientapp import ClientApp  # noqa: E402
