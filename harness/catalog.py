@@ -6,6 +6,7 @@ each names its file, line and field and, for a misspelling, the closest valid na
 from __future__ import annotations
 
 import copy
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -151,27 +152,95 @@ def _problems_from(error: ValidationError, doc: Document, root: tuple = (), data
     return problems
 
 
-def _config_problems(error: ValidationError, loaded: ExperimentSpec, doc: Document,
-                     variant: str, profile: str, merged: dict) -> list[Problem]:
+def _config_location(doc: Document, variant: str, profile: str, loc: tuple) -> tuple:
+    """The file position that set a value of a resolved config (the last layer that spells it out)."""
+    candidates = [("profiles", profile, "variant_overrides", variant, *loc),
+                  ("variants", variant, "config", *loc),
+                  ("profiles", profile, "overrides", *loc),
+                  ("config", *loc)]
+    exact = next((c for c in candidates if c in doc.lines), None)
+    return exact or max(candidates, key=lambda c: len(_existing_prefix(doc, c)))
+
+
+def _config_problems(error: ValidationError, doc: Document, variant: str, profile: str,
+                     merged: dict) -> list[Problem]:
     """Problems of a resolved config, placed at the file position that set the value."""
     problems = []
     for item in error.errors():
         message, extra = _message(item)
         loc = (*_data_path(merged, item["loc"]), *extra)
-        candidates = [("profiles", profile, "variant_overrides", variant, *loc),
-                      ("variants", variant, "config", *loc),
-                      ("profiles", profile, "overrides", *loc),
-                      ("config", *loc)]
         if item["type"] == "missing":
-            candidates.append(("config",))
             loc_text = format_field((*loc, item["loc"][-1]))
             message = f"required field {loc_text!r} is missing (variant {variant!r}, profile {profile!r})"
             problems.append(doc.problem(("config",), message))
             continue
-        exact = next((c for c in candidates if c in doc.lines), None)
-        path = exact or max(candidates, key=lambda c: len(_existing_prefix(doc, c)))
+        path = _config_location(doc, variant, profile, loc)
         problems.append(doc.problem(path, f"{message} (variant {variant!r}, profile {profile!r})"))
     return problems
+
+
+def references(value: Any, path: tuple = ()) -> list[tuple[tuple, dict]]:
+    """Every `{match: <variant>, metric: <metric>}` mapping in a config, with its path."""
+    if isinstance(value, dict):
+        if set(value) == {"match", "metric"}:
+            return [(path, value)]
+        return [found for key, item in value.items() for found in references(item, (*path, key))]
+    if isinstance(value, list):
+        return [found for index, item in enumerate(value) for found in references(item, (*path, index))]
+    return []
+
+
+def _non_finite(value: Any, path: tuple = ()) -> list[tuple]:
+    if isinstance(value, float) and not math.isfinite(value):
+        return [path]
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in _non_finite(item, (*path, key))]
+    if isinstance(value, list):
+        return [found for index, item in enumerate(value) for found in _non_finite(item, (*path, index))]
+    return []
+
+
+def _reference_problems(spec: ExperimentSpec, doc: Document, kind: ExperimentKind,
+                        profile: str) -> list[Problem]:
+    """Unknown variants or metrics in config references, and reference cycles, at one profile."""
+    problems = []
+    edges: dict[str, list[tuple[str, tuple]]] = {}
+    for variant in spec.variants:
+        for loc, reference in references(resolved_config(spec, variant, profile)):
+            where = _config_location(doc, variant, profile, loc)
+            target, metric = reference["match"], reference["metric"]
+            if target not in spec.variants:
+                problems.append(doc.problem((*where, "match"), f"unknown variant {target!r} in a config reference"
+                                                               f"{did_you_mean(str(target), spec.variants)}"))
+            else:
+                edges.setdefault(variant, []).append((target, where))
+            if metric not in kind.metrics:
+                problems.append(doc.problem((*where, "metric"), f"unknown metric {metric!r} for kind {kind.name!r} "
+                                                                f"in a config reference{did_you_mean(str(metric), kind.metrics)}"))
+    reported: set[frozenset[str]] = set()
+    for start in edges:
+        cycle = _cycle_from(start, edges)
+        if cycle and frozenset(cycle) not in reported:
+            reported.add(frozenset(cycle))
+            where = next(w for target, w in edges[start] if target == cycle[1])
+            problems.append(doc.problem((*where, "match"), "config references form a cycle: "
+                                                           + " -> ".join(cycle) + f" (profile {profile!r})"))
+    return problems
+
+
+def _cycle_from(start: str, edges: dict[str, list[tuple[str, tuple]]]) -> list[str] | None:
+    """A path start -> ... -> start through the reference edges, if there is one."""
+    stack = [(start, [start])]
+    seen: set[str] = set()
+    while stack:
+        node, path = stack.pop()
+        for target, _ in edges.get(node, []):
+            if target == start:
+                return [*path, start]
+            if target not in seen:
+                seen.add(target)
+                stack.append((target, [*path, target]))
+    return None
 
 
 def _existing_prefix(doc: Document, path: tuple) -> tuple:
@@ -245,17 +314,34 @@ def _check_spec(spec: ExperimentSpec, doc: Document, kind: ExperimentKind, probl
                 problems.append(doc.problem(("figures", index, "variants", j),
                                             f"unknown variant {variant!r}{did_you_mean(variant, spec.variants)}"))
     seen: set[str] = set()
+
+    def add(found: list[Problem]) -> None:
+        for problem in found:
+            key = f"{problem.line}:{problem.field}:{problem.message.split(' (variant')[0].split(' (profile')[0]}"
+            if key not in seen:
+                seen.add(key)
+                problems.append(problem)
+
     for profile_name in spec.profiles:
         for variant in spec.variants:
             merged = resolved_config(spec, variant, profile_name)
             try:
-                kind.config_model.model_validate(merged)
+                validated = kind.config_model.model_validate(merged)
             except ValidationError as error:
-                for problem in _config_problems(error, spec, doc, variant, profile_name, merged):
-                    key = f"{problem.line}:{problem.field}:{problem.message.split(' (variant')[0]}"
-                    if key not in seen:
-                        seen.add(key)
-                        problems.append(problem)
+                add(_config_problems(error, doc, variant, profile_name, merged))
+                continue
+            dumped = validated.model_dump(mode="python")
+            add([doc.problem(_config_location(doc, variant, profile_name, loc),
+                             f"non-finite number {_lookup(dumped, loc)!r} is not allowed "
+                             f"(variant {variant!r}, profile {profile_name!r})")
+                 for loc in _non_finite(dumped)])
+        add(_reference_problems(spec, doc, kind, profile_name))
+
+
+def _lookup(data: Any, path: tuple) -> Any:
+    for part in path:
+        data = data[part]
+    return data
 
 
 def load_claims(claims_dir: Path, root: Path | None, specs: dict[str, LoadedSpec],
@@ -365,6 +451,25 @@ def _check_expectation(obs, expectation, spec: ExperimentSpec, report) -> None:
                   claim_schema.NotBelow: lambda e: (e.not_below,)}[type(expectation)](expectation)
         if any(not -1.0 <= b <= 1.0 for b in bounds):
             report(f"a correlation lies in [-1, 1]; bound {list(bounds)} cannot be met or missed meaningfully")
+        elif _cannot_fail_for_a_correlation(expectation):
+            report(f"{describe_expectation(expectation)} holds for every correlation in [-1, 1]: it cannot fail")
+
+
+def _cannot_fail_for_a_correlation(expectation) -> bool:
+    """A correlation expectation whose failure region is empty (r never leaves [-1, 1])."""
+    match expectation:
+        case claim_schema.Between(between=(low, high)):
+            return low <= -1.0 and high >= 1.0
+        case claim_schema.Below(below=bound) | claim_schema.NotAbove(not_above=bound):
+            return bound >= 1.0
+        case claim_schema.Above(above=bound) | claim_schema.NotBelow(not_below=bound):
+            return bound <= -1.0
+    return False
+
+
+def describe_expectation(expectation) -> str:
+    key = next(k for k in claim_schema.EXPECTATION_KEYS if k in type(expectation).model_fields)
+    return f"{key}: {getattr(expectation, key)}"
 
 
 def load_catalog(claims_dir: Path, specs_dir: Path, root: Path | None = None) -> Catalog:

@@ -72,33 +72,46 @@ def cmd_vocabulary(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    from harness.planning import plan
+    """A dry listing: nothing is downloaded; data sets not here yet are named."""
+    from harness.fetching import survey_data
+    from harness.planning import datasets_needed, plan
     from harness.store import ResultStore
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
+    profiles = args.profile or [DEFAULT_PROFILE]
     store = ResultStore(settings.store_dir)
-    requests, waiting = plan(catalog, claims, args.profile or [DEFAULT_PROFILE], settings, store)
+    data = survey_data(datasets_needed(catalog, claims, profiles), settings)
+    requests, waiting = plan(catalog, claims, profiles, settings, store, data.fingerprints)
     for request in requests:
         state = "stored" if store.reusable(request.key) else "to run"
         print(f"{request.key[:16]}  {state:7}  {request.label}")
-    print(f"{len(requests)} runs" + (f", and {waiting} that wait for their records" if waiting else ""))
+    for name, problem in sorted(data.problems.items()):
+        print(f"data set {name}: {problem}")
+    print(f"{len(requests)} runs" + (f", and {waiting} that wait for their records" if waiting else "")
+          + (" (keys of runs on data not fetched yet change once it is)" if data.problems else ""))
     return 0
 
 
 def _verify(args, write: bool) -> int:
+    from harness.pipeline import stored_profiles
     from harness.report.terminal import print_verdicts
     settings = _settings(args)
-    outcome = verify(settings, args.paper, args.claim, args.profile or [DEFAULT_PROFILE], console=console)
+    profiles = args.profile or [DEFAULT_PROFILE]
+    render_only = () if (args.profile or not write) else tuple(
+        p for p in stored_profiles(settings, args.paper, args.claim) if p not in profiles)
+    outcome = verify(settings, args.paper, args.claim, profiles, console=console, render_only=render_only)
     print_verdicts(outcome.verdicts, console)
     for event in outcome.execution.events:
         console.print(f"[yellow]store:[/yellow] {event}")
     console.print(outcome.execution.text())
+    if render_only:
+        console.print(f"also shown, from stored records only: profile(s) {', '.join(render_only)}")
     if write:
         from harness.report.markdown import write_report
         report, verdicts = write_report(outcome, settings, Path(args.output).resolve())
         console.print(f"wrote {report} and {verdicts}")
-    errors = sum(v.status == "ERROR" for v in outcome.verdicts)
-    fails = sum(v.status == "FAIL" for v in outcome.verdicts)
+    errors = sum(v.status == "ERROR" for v in outcome.verdicts if v.profile in profiles)
+    fails = sum(v.status == "FAIL" for v in outcome.verdicts if v.profile in profiles)
     return 1 if errors or (fails and not write) else 0
 
 
@@ -114,17 +127,31 @@ def cmd_baseline(args) -> int:
     settings = _settings(args)
     profile = args.profile or DEFAULT_PROFILE
     path = Path(args.baseline or settings.root / "baselines" / f"{profile}.json")
-    outcome = verify(settings, profiles=[profile], console=console)
+    complete = not (args.paper or args.claim)
+    if args.action == "check":
+        recorded = baseline_io.load(path)  # a missing or broken baseline fails before any run
+    outcome = verify(settings, args.paper, args.claim, profiles=[profile], console=console)
+    console.print(outcome.execution.text())
     if args.action == "update":
         previous = baseline_io.load(path) if path.exists() else None
-        baseline_io.write(path, baseline_io.updated(outcome.verdicts, profile, previous, varying_claims(outcome)))
-        console.print(f"wrote {path} with {len(outcome.verdicts)} claims")
+        baseline_io.write(path, baseline_io.updated(outcome.verdicts, profile, previous, varying_claims(outcome),
+                                                    complete=complete))
+        console.print(f"wrote {path} with {len(outcome.verdicts)} claims" + ("" if complete else " updated"))
         return 0
-    differences = baseline_io.compare(outcome.verdicts, baseline_io.load(path))
+    differences = baseline_io.compare(outcome.verdicts, recorded, complete=complete)
     for difference in differences:
         console.print(f"[red]regression[/red] {difference}")
     console.print(f"{len(outcome.verdicts)} claims compared with {path.name}: {len(differences)} differences")
     return 1 if differences else 0
+
+
+def cmd_power(args) -> int:
+    """The undecided claims of a profile and what would decide them (from stored records only)."""
+    from harness.report.terminal import print_power
+    settings = _settings(args)
+    outcome = verify(settings, args.paper, args.claim, args.profile or [DEFAULT_PROFILE], run=False)
+    print_power(outcome.verdicts, console)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -139,19 +166,29 @@ def build_parser() -> argparse.ArgumentParser:
                    ).set_defaults(func=cmd_vocabulary)
     for name, func, text in (("plan", cmd_plan, "list the runs the selected claims need"),
                              ("verify", cmd_verify, "run what is missing and print verdicts"),
-                             ("report", cmd_report, "verify and write REPORT.md, REPORT.json and figures")):
+                             ("report", cmd_report, "verify and write REPORT.md, REPORT.json and figures; without "
+                                                    "--profile it runs smoke and shows beside it every other profile "
+                                                    "whose records are in the store")):
         command = sub.add_parser(name, help=text)
         _selection(command)
         _execution(command)
         if name == "report":
             command.add_argument("--output", default="REPORT.md", help="report path (default REPORT.md)")
         command.set_defaults(func=func)
-    base = sub.add_parser("baseline", help="compare with (check) or rewrite (update) the regression baseline")
+    base = sub.add_parser("baseline", help="compare with (check) or rewrite (update) the regression baseline; "
+                                           "--paper/--claim check or update only those claims, running only their runs")
     base.add_argument("action", choices=("check", "update"))
     base.add_argument("--profile", help=f"profile of the baseline (default {DEFAULT_PROFILE})")
     base.add_argument("--baseline", help="baseline file (default baselines/<profile>.json)")
+    base.add_argument("--paper", action="append", default=[], help="only claims of this paper (repeatable)")
+    base.add_argument("--claim", help="only claims whose id matches this glob or regular expression")
     _execution(base)
     base.set_defaults(func=cmd_baseline)
+    power = sub.add_parser("power", help="list the INCONCLUSIVE claims of a profile with the seeds (or clients) "
+                                         "each would need, from the records already in the store")
+    _selection(power)
+    _execution(power)
+    power.set_defaults(func=cmd_power)
     return parser
 
 

@@ -8,41 +8,75 @@ from typing import Any
 
 from harness.kinds.base import ExperimentKind
 from harness.schema import claim as schema
-from harness.stats import Correlation, correlation, summarize
+from harness.stats import Correlation, correlation, pooled_correlation, summarize
 
 Records = Mapping[tuple[str, int], Mapping[str, Any]]
 
 
+def _fmt(v: float) -> str:
+    return f"{v:.4g}"
+
+
 @dataclass
 class Series:
-    """Per-seed values of one variant (or of a paired difference)."""
+    """Per-seed values of one variant (or of a paired difference, or a correlation across clients).
+
+    `deterministic`: every value is fixed by its run's config (one seed decides a mean).
+    `correlations`: for a correlation observation, the per-seed statistic with its interval.
+    """
 
     label: str
     values: dict[int, float]
-    intervals: dict[int, tuple[float, float]] = field(default_factory=dict)
+    deterministic: bool = False
+    correlations: dict[int, Correlation] = field(default_factory=dict)
 
     @property
     def finite(self) -> list[float]:
         return [v for v in self.values.values() if math.isfinite(v)]
 
-    def text(self, digits: int = 4) -> str:
-        def fmt(v: float) -> str:
-            return f"{v:.{digits}g}"
+    @property
+    def undefined(self) -> dict[int, str]:
+        """Seeds whose correlation is undefined, with the reason."""
+        return {seed: c.undefined for seed, c in self.correlations.items() if c.undefined}
+
+    @property
+    def pooled(self) -> Correlation | None:
+        """Inverse-variance pooled correlation over the seeds (None unless every seed is defined)."""
+        if not self.correlations or self.undefined:
+            return None
+        return pooled_correlation(list(self.correlations.values()))
+
+    def _seed_text(self, seed: int, value: float) -> str:
+        c = self.correlations.get(seed)
+        if c is None:
+            return f"s{seed}: {_fmt(value)}"
+        if c.undefined:
+            return f"s{seed}: undefined ({c.undefined})"
+        return f"s{seed}: {_fmt(value)} [{_fmt(c.low)}, {_fmt(c.high)}] (n = {c.n} clients)"
+
+    def text(self) -> str:
         values = list(self.values.values())
-        per_seed = ", ".join(f"s{seed}: {fmt(v)}" + (f" [{fmt(self.intervals[seed][0])}, {fmt(self.intervals[seed][1])}]"
-                                                       if seed in self.intervals else "")
-                             for seed, v in self.values.items())
+        per_seed = ", ".join(self._seed_text(seed, v) for seed, v in self.values.items())
+        if self.correlations:
+            pooled = self.pooled
+            pooled_text = (f"pooled {_fmt(pooled.r)} [{_fmt(pooled.low)}, {_fmt(pooled.high)}]; "
+                           if pooled is not None and len(values) > 1 else "")
+            return f"{self.label}: {pooled_text}{per_seed}"
         if len(values) == 1:
-            return f"{self.label}: {fmt(values[0])}" + (f" ({per_seed})" if self.intervals else "")
+            return f"{self.label}: {_fmt(values[0])}"
         s = summarize(values)
-        return f"{self.label}: {fmt(s.mean)} ± {fmt(s.std)} (n={s.n}; {per_seed})"
+        return f"{self.label}: {_fmt(s.mean)} ± {_fmt(s.std)} (n={s.n}; {per_seed})"
 
     def numbers(self) -> dict[str, Any]:
         s = summarize(list(self.values.values()))
         data: dict[str, Any] = {"mean": s.mean, "std": s.std, "n": s.n,
                                 "values": {str(k): v for k, v in self.values.items()}}
-        if self.intervals:
-            data["intervals"] = {str(k): list(v) for k, v in self.intervals.items()}
+        if self.correlations:
+            data["intervals"] = {str(k): [c.low, c.high] for k, c in self.correlations.items()}
+            data["clients"] = {str(k): c.n for k, c in self.correlations.items()}
+            pooled = self.pooled
+            if pooled is not None:
+                data["pooled"] = {"r": pooled.r, "low": pooled.low, "high": pooled.high}
         return data
 
 
@@ -59,20 +93,21 @@ def metric_series(kind: ExperimentKind, metric: str, args: dict, variant: str, l
                   seeds: list[int], records: Records) -> Series:
     spec = kind.metrics[metric]
     parsed = spec.args.model_validate(args)
-    return Series(label, {seed: float(spec.compute(records[(variant, seed)]["result"], parsed)) for seed in seeds})
+    values = {seed: float(spec.compute(records[(variant, seed)]["result"], parsed)) for seed in seeds}
+    deterministic = all(spec.is_deterministic(records[(variant, seed)]["config"]) for seed in seeds)
+    return Series(label, values, deterministic)
 
 
 def _correlation_series(kind: ExperimentKind, obs: schema.CorrelationObservation, variant: str, label: str,
                         seeds: list[int], records: Records) -> Series:
-    values, intervals = {}, {}
+    names = (*obs.correlation, obs.given or "")
+    per_seed = {}
     for seed in seeds:
         result = records[(variant, seed)]["result"]
         x, y = (kind.client_quantities[name].compute(result) for name in obs.correlation)
         given = kind.client_quantities[obs.given].compute(result) if obs.given else None
-        measured: Correlation = correlation(x, y, given, obs.method)
-        values[seed] = measured.r
-        intervals[seed] = (measured.low, measured.high)
-    return Series(label, values, intervals)
+        per_seed[seed] = correlation(x, y, given, obs.method, names=names)
+    return Series(label, {seed: c.r for seed, c in per_seed.items()}, correlations=per_seed)
 
 
 def observe(kind: ExperimentKind, obs, variant_labels: Mapping[str, str], seeds: list[int],
@@ -88,7 +123,8 @@ def observe(kind: ExperimentKind, obs, variant_labels: Mapping[str, str], seeds:
     if isinstance(obs, schema.DifferenceObservation):
         first, second = (metric_series(kind, obs.metric, obs.args, v, label(v), seeds, records) for v in obs.of)
         difference = Series(f"{label(obs.of[0])} − {label(obs.of[1])} ({obs.metric})",
-                            {seed: first.values[seed] - second.values[seed] for seed in seeds})
+                            {seed: first.values[seed] - second.values[seed] for seed in seeds},
+                            first.deterministic and second.deterministic)
         spread = None
         if spread_variant is not None:
             spread = metric_series(kind, obs.metric, obs.args, spread_variant, label(spread_variant), seeds, records)

@@ -1,13 +1,14 @@
-"""One pass through the data flow: load, select, plan, execute, verify."""
+"""One pass through the data flow: load, select, fetch, plan, execute, verify."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 
 from harness.catalog import Catalog, LoadedClaim, load_catalog
 from harness.execution import ExecutionSummary, execute
-from harness.planning import DependencyFailed, PendingDependency, RunRequest, plan, request_for
+from harness.fetching import DataState, fetch_data, survey_data
+from harness.planning import DependencyFailed, PendingDependency, RunRequest, datasets_needed, plan, request_for
 from harness.settings import Settings
 from harness.store import ResultStore
 from harness.verify import Verdict, verify_claim
@@ -25,6 +26,7 @@ class Outcome:
     verdicts: list[Verdict] = field(default_factory=list)
     execution: ExecutionSummary = field(default_factory=ExecutionSummary)
     store: ResultStore | None = None
+    data: DataState = field(default_factory=DataState)
 
 
 def varying_claims(outcome: "Outcome") -> set[str]:
@@ -43,31 +45,56 @@ def select(settings: Settings, papers=(), pattern: str | None = None) -> tuple[C
     return catalog, catalog.select(papers, pattern)
 
 
+def stored_profiles(settings: Settings, papers=(), pattern: str | None = None) -> list[str]:
+    """Profiles of the selected claims with at least one of their runs in the store (spec order)."""
+    catalog, claims = select(settings, papers, pattern)
+    store = ResultStore(settings.store_dir)
+    names = list(dict.fromkeys(p for spec in catalog.specs.values() for p in spec.spec.profiles))
+    found = []
+    for profile in names:
+        requests, _ = plan(catalog, claims, [profile], settings, store)
+        if any(store.path(request.key).exists() for request in requests):
+            found.append(profile)
+    return found
+
+
 def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(DEFAULT_PROFILE,),
-           run: bool = True, console: Console | None = None, claim_ids: list[str] | None = None) -> Outcome:
-    """Verify the selected claims at the profiles, running what the store lacks if `run`."""
+           run: bool = True, console: Console | None = None, claim_ids: list[str] | None = None,
+           render_only: tuple[str, ...] = ()) -> Outcome:
+    """Verify the selected claims at the profiles, running what the store lacks if `run`.
+
+    With `run`, the data sets the runs read are fetched first; planning, the runs (which never
+    download) and the verifier's look-ups all key records by the fingerprints fetched then.
+    Profiles in `render_only` are verified from the records already stored, never run; a claim
+    whose records are missing there is SKIPPED as not run at that profile.
+    """
     catalog, claims = select(settings, papers, pattern)
     if claim_ids is not None:
         wanted = set(claim_ids)
         claims = [c for c in claims if c.id in wanted]
     profiles = list(profiles)
     store = ResultStore(settings.store_dir)
-    requests, waiting = plan(catalog, claims, profiles, settings, store)
-    outcome = Outcome(catalog, claims, profiles, requests, store=store)
+    extra = [p for p in render_only if p not in profiles]
+    needed = datasets_needed(catalog, claims, profiles + extra)
+    data = fetch_data(needed, settings, console) if run else survey_data(needed, settings)
+    settings = replace(settings, download=False)  # runs read only what was fetched above
+    fingerprints = data.fingerprints
+    requests, waiting = plan(catalog, claims, profiles, settings, store, fingerprints)
+    outcome = Outcome(catalog, claims, profiles + extra, requests, store=store, data=data)
     if run:
         every_request = {r.key: r for r in requests}
         outcome.execution = execute(requests, store, settings, console)
         for _ in range(MAX_DEPENDENCY_WAVES):
             if not waiting:
                 break
-            requests, waiting = plan(catalog, claims, profiles, settings, store)
+            requests, waiting = plan(catalog, claims, profiles, settings, store, fingerprints)
             execute(requests, store, settings, console, outcome.execution)
             every_request.update((r.key, r) for r in requests)
         outcome.requests = list(every_request.values())
 
     def lookup(experiment: str, variant: str, seed: int, profile: str):
         try:
-            key = request_for(catalog, experiment, variant, seed, profile, settings, store).key
+            key = request_for(catalog, experiment, variant, seed, profile, settings, store, fingerprints).key
         except PendingDependency as pending:
             return f"(waits for {pending.request.label})", None
         except DependencyFailed as failed:
@@ -78,5 +105,10 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
         return key, store.get(key)
 
     outcome.verdicts = [verify_claim(catalog, claim, profile, lookup) for claim in claims for profile in profiles]
+    if extra:
+        stored, _ = plan(catalog, claims, extra, settings, store, fingerprints)
+        outcome.requests = list({r.key: r for r in [*outcome.requests, *stored]}.values())
+        outcome.verdicts += [verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
+                             for claim in claims for profile in extra]
     outcome.execution.events = list(store.events)
     return outcome

@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.catalog import Catalog, LoadedClaim
-from harness.provenance import code_fingerprint, code_hash, library_versions
+from harness.provenance import code_fingerprint, code_hash, library_versions, source_fingerprint
 from harness.schema.claim import Skip, WithinSpread
 from harness.settings import Settings
 from harness.store import ResultStore, content_key
+
+if TYPE_CHECKING:
+    from harness.datasets.locations import DataLocations
 
 
 class DependencyFailed(Exception):
@@ -61,13 +65,35 @@ def _code(runner: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(code_fingerprint(runner).items()))
 
 
-def dataset_fingerprints(names: list[str], settings: Settings) -> dict[str, str]:
-    if not names:
-        return {}
+def datasets_needed(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str]) -> list[str]:
+    """The data sets the runs of the claims at the profiles read (what the fetch stage obtains)."""
+    names: set[str] = set()
+    for loaded in claims:
+        spec = catalog.specs[loaded.claim.experiment]
+        for profile in profiles:
+            if profile not in spec.spec.profiles:
+                continue
+            for variant in variants_needed(loaded, profile):
+                names.update(spec.kind.datasets(spec.resolve(variant, profile)))
+    return sorted(names)
+
+
+def data_locations(settings: Settings) -> "DataLocations":
     from harness.datasets.locations import DataLocations
-    from harness.datasets.registry import dataset_fingerprint
-    locations = DataLocations(settings.data_dir, settings.cache_dir / "data", settings.download)
-    return {name: dataset_fingerprint(name, locations) for name in names}
+    return DataLocations(settings.data_dir, settings.cache_dir / "data", settings.download)
+
+
+def dataset_fingerprints(names: list[str], settings: Settings,
+                         fetched: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each data set's fingerprint: as the fetch stage recorded it (``fetched``), else that of
+    what is on disk now ('unavailable' when nothing is). Never downloads."""
+    fetched = fetched or {}
+    missing = [name for name in names if name not in fetched]
+    if missing:
+        from harness.datasets.registry import dataset_fingerprint
+        locations = data_locations(settings)
+        fetched = {**fetched, **{name: dataset_fingerprint(name, locations) for name in missing}}
+    return {name: fetched[name] for name in names}
 
 
 def _resolve_references(value: Any, resolve) -> Any:
@@ -82,18 +108,20 @@ def _resolve_references(value: Any, resolve) -> Any:
 
 
 def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, profile: str,
-                settings: Settings, store: ResultStore | None = None) -> RunRequest:
+                settings: Settings, store: ResultStore | None = None,
+                data: Mapping[str, str] | None = None) -> RunRequest:
     """The run of one variant and seed at one profile.
 
     Config values that refer to another variant's record (same seed and profile) are
     replaced by that record's metric; if it is not stored yet, PendingDependency names it.
+    ``data`` holds the fingerprints the fetch stage recorded (see dataset_fingerprints).
     """
     loaded = catalog.specs[experiment]
     config_model = loaded.resolve(variant, profile)
     config = config_model.model_dump(mode="json", exclude_none=False)
 
     def resolve(other: str, metric: str) -> float:
-        dependency = request_for(catalog, experiment, other, seed, profile, settings, store)
+        dependency = request_for(catalog, experiment, other, seed, profile, settings, store, data)
         record = store.get(dependency.key) if store is not None else None
         if record is not None and record["status"] != "ok":
             raise DependencyFailed(dependency, record)
@@ -104,7 +132,9 @@ def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, prof
     config = _resolve_references(config, resolve)
     config_model = loaded.kind.config_model.model_validate(config)
     code = dict(_code(loaded.kind.runner))
-    datasets = dataset_fingerprints(loaded.kind.datasets(config_model), settings)
+    for source in loaded.kind.code_sources(config_model):
+        code.update(source_fingerprint(source))
+    datasets = dataset_fingerprints(loaded.kind.datasets(config_model), settings, data)
     key = content_key({"kind": loaded.kind.name, "config": config, "seed": seed,
                        "code": code_hash(code), "datasets": datasets, "libraries": library_versions(),
                        "device": settings.device, "threads": settings.threads})
@@ -112,7 +142,8 @@ def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, prof
 
 
 def plan(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], settings: Settings,
-         store: ResultStore | None = None) -> tuple[list[RunRequest], int]:
+         store: ResultStore | None = None, data: Mapping[str, str] | None = None
+         ) -> tuple[list[RunRequest], int]:
     """Every run the claims need at the profiles, once each, in a stable order.
 
     Returns (runnable requests, number of runs waiting for a dependency's record); the
@@ -128,7 +159,8 @@ def plan(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], setti
             for variant in variants_needed(loaded, profile):
                 for seed in spec.profiles[profile].seeds:
                     try:
-                        request = request_for(catalog, spec.experiment, variant, seed, profile, settings, store)
+                        request = request_for(catalog, spec.experiment, variant, seed, profile, settings, store,
+                                              data)
                     except PendingDependency as pending:
                         waiting += 1
                         request = pending.request

@@ -74,6 +74,13 @@ def code_fingerprint(module: str) -> dict[str, str]:
             for name in import_closure(module)}
 
 
+def source_fingerprint(source: str) -> dict[str, str]:
+    """sha256 of a module's import closure (a module name) or of a file's bytes (a path ending in .py)."""
+    if source.endswith(".py"):
+        return {f"file:{source}": hashlib.sha256(Path(source).read_bytes()).hexdigest()}
+    return code_fingerprint(source)
+
+
 def code_hash(fingerprint: dict[str, str]) -> str:
     text = "\n".join(f"{name} {digest}" for name, digest in sorted(fingerprint.items()))
     return hashlib.sha256(text.encode()).hexdigest()

@@ -3,9 +3,11 @@
 Collected from the project's claims/*.yaml. Options: --claims-profile (default smoke),
 --claims-baseline (default baselines/<profile>.json when it exists; 'none' disables),
 --claims-workers, --claims-store. Outcomes: PASS passes, FAIL fails with the reason,
-SKIPPED and INCONCLUSIVE skip with the reason, ERROR errors (raised in setup). With a
-baseline, a verdict that differs from it, or numbers that drifted beyond its tolerance,
-fail; a FAIL the baseline records with the same numbers is an expected failure (xfail).
+SKIPPED and INCONCLUSIVE skip with the reason, ERROR always errors (raised in setup). With a
+baseline (which must be recorded for the same profile), anything `harness.baseline.compare_one`
+reports fails: a changed verdict, numbers that drifted beyond its tolerance, series or seeds
+it has not recorded; a FAIL the baseline records with the same numbers is an expected failure
+(xfail).
 """
 from __future__ import annotations
 
@@ -97,6 +99,8 @@ def _baseline(item: "ClaimItem") -> dict | None:
         option = item.config.getoption("--claims-baseline")
         path = Path(option) if option else item.root / "baselines" / f"{item.profile}.json"
         state[key] = None if option == "none" or not path.exists() else baseline_io.load(path)
+        if state[key] is not None and state[key].get("profile") != item.profile:
+            raise ClaimError(f"{path} records profile {state[key].get('profile')!r}, not {item.profile!r}")
     return state[key]
 
 
@@ -108,9 +112,7 @@ class ClaimItem(pytest.Item):
 
     def setup(self) -> None:
         self.verdict = _verdicts(self)[(self.claim_id, self.profile)]
-        baseline = _baseline(self)
-        recorded = baseline["claims"].get(self.claim_id) if baseline else None
-        if self.verdict.status == "ERROR" and not (recorded and recorded["status"] == "ERROR"):
+        if self.verdict.status == "ERROR":
             raise ClaimError(self.verdict.reason)
 
     def runtest(self) -> None:

@@ -15,23 +15,46 @@ OBSERVATIONS = {
 }
 
 EXPECTATIONS = {
-    "between": "`{between: [LOW, HIGH], of: mean|every_seed}` — inclusive range.",
-    "approx": "`{approx: VALUE, tolerance: T}` or `relative_tolerance: R` — |x − VALUE| ≤ T (or R·|VALUE|).",
-    "equals": "`{equals: VALUE, tolerance: T}` — structural equality, exact unless a float tolerance is stated.",
-    "below": "`{below: B, of: mean|every_seed, alpha: 0.05}` — with `of: mean` and spread across seeds, a one-sided "
-             "one-sample t-test: PASS if significant, FAIL if the opposite side is significant, else INCONCLUSIVE.",
+    "between": "`{between: [LOW, HIGH], of: mean|every_seed, alpha: 0.05}` — inclusive range. With `of: mean`, PASS "
+               "if the mean's (1 − 2α) t-interval over seeds lies inside it, FAIL if it lies wholly outside, else "
+               "INCONCLUSIVE.",
+    "approx": "`{approx: VALUE, tolerance: T}` or `relative_tolerance: R` — the range [VALUE − T, VALUE + T] (or "
+              "± R·|VALUE|), decided as `between`.",
+    "equals": "`{equals: VALUE, tolerance: T}` — structural equality, exact unless a float tolerance is stated; "
+              "decided as `between` on [VALUE − T, VALUE + T].",
+    "below": "`{below: B, of: mean|every_seed, alpha: 0.05}` — with `of: mean`, a one-sided one-sample t-test over "
+             "seeds: PASS if significant, FAIL if the opposite side is significant, else INCONCLUSIVE.",
     "above": "`{above: B, ...}` — as `below`, the other side.",
     "not_above": "`{not_above: B, of: mean|every_seed, alpha: 0.05}` — for 'not significantly better/above' "
-                 "statements: FAIL only if a one-sided t-test shows the mean above B (deterministic values: "
-                 "compared directly).",
+                 "statements: FAIL only if a one-sided t-test shows the mean above B; a PASS states the smallest "
+                 "effect the test could have detected.",
     "not_below": "`{not_below: B, ...}` — as `not_above`, the other side.",
-    "order": "`{order: [BEST, ..., WORST], of: mean|every_seed}` — for `compare` observations.",
+    "order": "`{order: [BEST, ..., WORST], of: mean|every_seed, alpha: 0.05}` — for `compare` observations: paired "
+             "one-sided t-tests of adjacent pairs over the shared seeds; PASS if every pair is significant in the "
+             "stated direction, FAIL if a pair is significantly reversed (at α / pairs), else INCONCLUSIVE. "
+             "`every_seed`: every pair in order on every seed.",
     "equivalent_within": "`{equivalent_within: BOUND, alpha: 0.05}` — two one-sided tests that the mean (of a "
                          "paired difference) lies within ±BOUND; FAIL if the (1 − 2α) interval lies outside.",
     "within_spread_of": "`{within_spread_of: VARIANT}` — |mean paired difference| below that variant's "
-                        "seed-to-seed standard deviation (the paper's 'within seed-to-seed variation').",
+                        "seed-to-seed standard deviation (the paper's 'within seed-to-seed variation'); a PASS "
+                        "states the smallest difference a paired t-test could have detected.",
     "skip": "`{skip: REASON}` — no expectation at this profile; the verdict is SKIPPED with the reason.",
 }
+
+RULES = [
+    "A test of the mean over seeds needs a spread: one seed of a metric that varies with the seed is INCONCLUSIVE. "
+    "Metrics marked *deterministic* are fixed by the run's config and are compared directly; so are seeds that "
+    "all agree.",
+    "Correlations are decided by their Fisher-z 95% intervals: per seed for `of: every_seed`, pooled over seeds "
+    "by inverse variance for `of: mean`. A bound is met or missed only where the interval lies on one side of it. "
+    "A partial correlation whose quantity is a linear function of the control is undefined (INCONCLUSIVE, with "
+    "the reason).",
+    "Every INCONCLUSIVE names the smallest effect the data could detect (power 80%) and the seeds (or clients per "
+    "run, for a per-seed correlation) that would decide it at the observed effect and spread (statsmodels' power "
+    "solvers); `fedclaims power` lists them.",
+    "Validation rejects expectations that cannot fail: non-finite numbers, a difference of a variant with itself, "
+    "repeated variants, correlation bounds every r meets.",
+]
 
 
 def render() -> str:
@@ -42,13 +65,17 @@ def render() -> str:
     lines += [f"- **{key}**: {text}" for key, text in OBSERVATIONS.items()]
     lines += ["", "## Expectations (one per profile)", ""]
     lines += [f"- **{key}**: {text}" for key, text in EXPECTATIONS.items()]
+    lines += ["", "## How verdicts are decided", ""]
+    lines += [f"- {rule}" for rule in RULES]
     lines += ["", "## Experiment kinds", ""]
     for name, kind in KINDS.items():
         lines += [f"### `{name}`", "", kind.description, "", f"Runner: `{kind.runner}`.", "", "Metrics:", ""]
         for metric, spec in kind.metrics.items():
             args = ", ".join(spec.args.model_fields) if spec.args.model_fields else ""
             varies = " *Varies between runs; the baseline compares verdicts only.*" if spec.varies else ""
-            lines.append(f"- `{metric}`" + (f" (args: {args})" if args else "") + f": {spec.description}{varies}")
+            fixed = (" *Deterministic.*" if spec.deterministic is True else
+                     " *Deterministic for some configs.*" if callable(spec.deterministic) else "")
+            lines.append(f"- `{metric}`" + (f" (args: {args})" if args else "") + f": {spec.description}{fixed}{varies}")
         if kind.client_quantities:
             lines += ["", "Per-client quantities:", ""]
             lines += [f"- `{q}`: {spec.description}" for q, spec in kind.client_quantities.items()]

@@ -66,8 +66,9 @@ def test_missing_and_no_longer_verified_claims() -> None:
 
 def test_series_no_longer_observed_is_reported() -> None:
     data = recorded(verdict("c.one", label="a (m)"))
-    (difference,) = baseline.compare([verdict("c.one", label="renamed (m)")], data)
-    assert "series 'a (m)' is no longer observed" in difference.message
+    gone, new = sorted(messages(baseline.compare([verdict("c.one", label="renamed (m)")], data)))
+    assert "series 'a (m)' is no longer observed" in gone
+    assert "series 'renamed (m)' is not in the baseline" in new
 
 
 def test_per_claim_tolerance_is_honoured() -> None:
@@ -129,9 +130,73 @@ def test_updated_without_previous_uses_defaults() -> None:
     assert "tolerance" not in new["claims"]["c.one"]
 
 
+def test_new_series_and_seeds_fail_until_recorded() -> None:
+    data = recorded(verdict("c.one"))
+    (seed,) = baseline.compare([verdict("c.one", values={0: 0.5, 1: 0.7, 2: 0.9})], data)
+    assert "seed 2 is not in the baseline" in seed.message
+    two = verdict("c.one")
+    two.numbers["b (m)"] = two.numbers["a (m)"]
+    (series,) = baseline.compare([two], data)
+    assert "series 'b (m)' is not in the baseline" in series.message
+
+
+def test_an_error_is_never_accepted() -> None:
+    error = verdict("c.one", "ERROR")
+    data = recorded(error)
+    assert data["claims"]["c.one"]["status"] == "ERROR"
+    (difference,) = baseline.compare([error], data)
+    assert "never an accepted baseline outcome" in difference.message
+
+
+def test_baseline_of_another_profile_is_refused() -> None:
+    data = recorded(verdict("c.one"))
+    (difference,) = baseline.compare([verdict("c.one", profile="standard")], data)
+    assert "recorded for profile 'smoke'" in difference.message
+
+
+def test_unavailable_data_is_recorded_as_such_and_checked_where_the_data_exists() -> None:
+    missing = verdict("c.emnist", "SKIPPED")
+    missing.data_unavailable = True
+    data = recorded(missing)
+    assert data["claims"]["c.emnist"] == {"status": baseline.UNAVAILABLE, "reason": "reason of c.emnist"}
+    assert baseline.compare([missing], data) == []
+    assert baseline.compare([verdict("c.emnist", "PASS")], data) == []          # the data exists: it holds
+    assert baseline.compare([verdict("c.emnist", "INCONCLUSIVE")], data) == []
+    (fails,) = baseline.compare([verdict("c.emnist", "FAIL")], data)
+    assert "FAILs its expectation" in fails.message
+    (lost,) = baseline.compare([missing], recorded(verdict("c.emnist")))
+    assert "data is unavailable here" in lost.message
+
+
+def test_a_selection_updates_only_its_claims() -> None:
+    previous = recorded(verdict("c.one"), verdict("c.two"))
+    new = baseline.updated([verdict("c.two", values={0: 0.9, 1: 0.9})], "smoke", previous, complete=False)
+    assert set(new["claims"]) == {"c.one", "c.two"}
+    assert new["claims"]["c.one"] == previous["claims"]["c.one"]
+    assert new["claims"]["c.two"]["numbers"]["a (m)"]["values"] == {"0": 0.9, "1": 0.9}
+
+
 @pytest.mark.parametrize("text", ["not json", "[]", '{"claims": []}'])
 def test_load_rejects_what_is_not_a_baseline(tmp_path: Path, text: str) -> None:
     path = tmp_path / "b.json"
     path.write_text(text)
     with pytest.raises(ValueError, match="b.json"):
         baseline.load(path)
+
+
+def test_cli_check_of_a_selection_runs_only_what_it_needs(tmp_path: Path, capsys) -> None:
+    from harness import cli
+    root = Path(__file__).resolve().parents[1]
+    options = ["--store", str(tmp_path / "store"), "--executor", "local", "--baseline", str(tmp_path / "smoke.json"),
+               "--claim", "hasfl.alloc.cap-at-*"]
+    assert cli.main(["--root", str(root), "baseline", "update", *options]) == 0
+    written = baseline.load(tmp_path / "smoke.json")
+    assert set(written["claims"]) == {"hasfl.alloc.cap-at-2.4-for-tier-1.0", "hasfl.alloc.cap-at-1.4-for-tier-0.75",
+                                      "hasfl.alloc.cap-at-0.4-for-tier-0.5"}
+    capsys.readouterr()
+    assert cli.main(["--root", str(root), "baseline", "check", *options]) == 0
+    err = capsys.readouterr().err
+    assert "3 runs: 3 reused, 0 run" in err and "3 claims compared with smoke.json: 0 differences" in err
+    written["claims"]["hasfl.alloc.cap-at-2.4-for-tier-1.0"]["status"] = "FAIL"
+    baseline.write(tmp_path / "smoke.json", written)
+    assert cli.main(["--root", str(root), "baseline", "check", *options]) == 1

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from harness import provenance
 from harness.datasets import (DataLocations, DatasetUnavailable, dataset_fingerprint,
                               load_cifar10, load_dataset, load_emnist, load_shakespeare)
 from harness.datasets import cifar10 as cifar10_module
@@ -164,6 +165,36 @@ def test_jpeg_cache_is_reused(jpeg_locations: DataLocations, monkeypatch: pytest
     np.testing.assert_array_equal(first.test_y, again.test_y)
     assert again.classes == first.classes and again.fingerprint == first.fingerprint
     assert dataset_fingerprint("cifar10", jpeg_locations) == first.fingerprint
+
+
+def test_editing_the_decoder_or_pillow_misses_the_decoded_cache(jpeg_locations: DataLocations, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    load_cifar10(jpeg_locations)
+    decoded: list[Path] = []
+    real_decode = cifar10_module.decode_jpeg_archive
+
+    def counting(archive: Path):
+        decoded.append(archive)
+        return real_decode(archive)
+    monkeypatch.setattr(cifar10_module, "decode_jpeg_archive", counting)
+    load_cifar10(jpeg_locations)
+    assert decoded == []  # same archive, same producer: the cache holds
+
+    edited = tmp_path / "cifar10_edited.py"
+    edited.write_text(Path(cifar10_module.__file__).read_text() + "\n# an edit of the decoder's source\n")
+    real_file = provenance._module_file
+    monkeypatch.setattr(provenance, "_module_file",
+                        lambda name: edited if name == cifar10_module.__name__ else real_file(name))
+    load_cifar10(jpeg_locations)
+    assert len(decoded) == 1  # the edited decoder decodes again
+    load_cifar10(jpeg_locations)
+    assert len(decoded) == 1  # and then reuses its own arrays
+
+    real_version = provenance._version
+    monkeypatch.setattr(provenance, "_version", lambda name: "0.0-edited" if name == "Pillow" else real_version(name))
+    load_cifar10(jpeg_locations)
+    assert len(decoded) == 2  # another Pillow decodes again
+    assert len(list((jpeg_locations.cache_dir / "cifar10").glob("jpeg-*"))) == 3
 
 
 # --- failures, locations and the registry ------------------------------------------------------

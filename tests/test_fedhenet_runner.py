@@ -7,7 +7,9 @@ import pytest
 from harness.datasets.arrays import ImageData
 from harness.kinds import KINDS
 from harness.runners import fedhenet as runner
+from harness.runners import fedhenet_caches as caches
 from harness.runners.context import RunContext
+from methods.fedhenet.backbones import get_backbone, parameter_count
 
 DIM = 24
 
@@ -23,7 +25,7 @@ def _tiny_data(_name, _locations) -> ImageData:
     return ImageData(images(train_y), train_y, images(test_y), test_y, tuple(str(c) for c in range(10)), "tiny")
 
 
-def _fake_features(backbone, images, cache_dir, batch_size=64, progress=None, model=None):
+def _fake_features(backbone, images, cache_dir, **_):
     projection = np.random.default_rng(1).standard_normal((images[0].size, DIM)).astype(np.float32)
     return (images.reshape(len(images), -1).astype(np.float32) / 255.0) @ projection / 8.0
 
@@ -31,7 +33,7 @@ def _fake_features(backbone, images, cache_dir, batch_size=64, progress=None, mo
 @pytest.fixture
 def context(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "load_dataset", _tiny_data)
-    monkeypatch.setattr(runner, "cached_features", _fake_features)
+    monkeypatch.setattr(caches, "cached_features", _fake_features)
     return RunContext(data_dir=None, cache_dir=tmp_path)
 
 
@@ -77,6 +79,10 @@ def test_baselines(context, method):
     record = runner.run(_config(method=method, rounds=2), 0, context)
     assert record["rounds"] == 2 and len(record["round_accuracy"]) == 2
     assert record["total_bytes"] == 2 * 4 * (DIM * 10 + 10) * 10 * 2
+    lite0 = parameter_count(get_backbone("efficientnet_lite0"))
+    assert record["backbone_parameters"] == lite0
+    assert KINDS["fedhenet"].metrics["total_bytes_full_network"].compute(record, None) == \
+        2 * 4 * (lite0 + DIM * 10 + 10) * 10 * 2
     assert np.isnan(KINDS["fedhenet"].metrics["max_abs_diff_to_centralised"].compute(record, None))
 
 

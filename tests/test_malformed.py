@@ -169,6 +169,47 @@ CASES = [
       E("specs/spec_is_list.yaml", 1, "<document>", "a spec file must be a mapping")),
     C("specs", "spec_syntax_error.yaml",
       E("specs/spec_syntax_error.yaml", 7, "<document>", "YAML syntax error", "expected ',' or '}'")),
+    # --- expectations that could never fail ------------------------------------------------
+    C("claims", "claim_nan_bound.yaml",
+      E("claims/claim_nan_bound.yaml", 12, "claims[0].expect.smoke.not_above", "non-finite number '.nan'")),
+    C("claims", "claim_inf_tolerance.yaml",
+      E("claims/claim_inf_tolerance.yaml", 13, "claims[0].expect.smoke.tolerance", "non-finite number '.inf'")),
+    C("claims", "claim_string_nan.yaml",
+      E("claims/claim_string_nan.yaml", 12, "claims[0].expect.smoke.below", "finite number")),
+    C("claims", "claim_self_difference.yaml",
+      E("claims/claim_self_difference.yaml", 9, "claims[0].observe",
+        "a difference of 'fedrolex-l2' with itself", "cannot fail")),
+    C("claims", "claim_correlation_cannot_fail.yaml",
+      E("claims/claim_correlation_cannot_fail.yaml", 11, "claims[0].expect.smoke",
+        "holds for every correlation in [-1, 1]", "cannot fail")),
+    C("claims", "claim_compare_repeated.yaml",
+      E("claims/claim_compare_repeated.yaml", 9, "claims[0].observe", "the comparison names hasfl more than once"),
+      E("claims/claim_compare_repeated.yaml", 11, "claims[0].expect.smoke", "the order names hasfl more than once")),
+    C("specs", "spec_nan_config.yaml",
+      E("specs/spec_nan_config.yaml", 13, "variants.fast.config.federation.lr", "non-finite number '.nan'")),
+    C("specs", "spec_string_inf_config.yaml",
+      E("specs/spec_string_inf_config.yaml", 13, "variants.fast.config.federation.lr",
+        "non-finite number inf", "(variant 'fast', profile 'smoke')")),
+    # --- references to another variant's record ------------------------------------------
+    C("specs", "spec_reference_unknown_variant.yaml",
+      E("specs/spec_reference_unknown_variant.yaml", 15, "variants.random-budget.config.federation.budget.match",
+        "unknown variant 'hasfll' in a config reference", "did you mean 'hasfl'?")),
+    C("specs", "spec_reference_unknown_metric.yaml",
+      E("specs/spec_reference_unknown_metric.yaml", 15, "variants.random-budget.config.federation.budget.metric",
+        "unknown metric 'mean_capacty'", "did you mean 'mean_capacity'?")),
+    C("specs", "spec_reference_cycle.yaml",
+      E("specs/spec_reference_cycle.yaml", 15, "variants.first.config.federation.budget.match",
+        "config references form a cycle: first -> second -> first")),
+    C("specs", "spec_reference_self.yaml",
+      E("specs/spec_reference_self.yaml", 15, "variants.random-budget.config.federation.budget.match",
+        "cycle: random-budget -> random-budget")),
+    # --- YAML that a plain safe load would choke on or expand without bound ---------------
+    C("claims", "claim_recursive_alias.yaml",
+      E("claims/claim_recursive_alias.yaml", 4, "<document>", "recursive alias")),
+    C("claims", "claim_alias_bomb.yaml",
+      E("claims/claim_alias_bomb.yaml", 8, "<document>", "aliases expand this document beyond 100,000 nodes")),
+    C("claims", "claim_not_utf8.yaml",
+      E("claims/claim_not_utf8.yaml", 6, "<document>", "not valid UTF-8", "byte 0xe9")),
 ]
 
 # Problems inside union members, model-level validators and quoted ids.
@@ -257,6 +298,17 @@ def test_corpus_is_complete_and_every_file_is_used() -> None:
         for directory, name in case.files:
             assert directory in ("claims", "specs")
             assert name.startswith("claim_" if directory == "claims" else "spec_")
+
+
+def test_merge_keys_with_overrides_are_accepted(tmp_path: Path) -> None:
+    (tmp_path / "merge.yaml").write_text("base: &base {alpha: 0.05, below: 1.0}\n"
+                                         "smoke:\n  <<: *base\n  below: 2.0\n"
+                                         "twice:\n  <<: [{x: 1}, {x: 2, y: 2}]\n")
+    from harness.yamlsource import load_document
+    doc = load_document(tmp_path / "merge.yaml")
+    assert doc.data["smoke"] == {"alpha": 0.05, "below": 2.0}
+    assert doc.data["twice"] == {"x": 1, "y": 2}  # the first mapping listed wins
+    assert doc.line_of(("smoke", "below")) == 4
 
 
 def test_shipped_files_load_without_problems() -> None:

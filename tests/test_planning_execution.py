@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import os
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -178,3 +179,55 @@ def test_same_seed_gives_identical_results(catalog, settings) -> None:
     assert first["result"] == second["result"]
     other = run_request({**small, "seed": 1}, options)
     assert other["result"]["rounds_to_cover"] != first["result"]["rounds_to_cover"]
+
+
+def test_thread_count_is_part_of_the_key(catalog, settings) -> None:
+    one = planning.request_for(catalog, "hasfl-allocation-rule", "tier-1.0", 0, "smoke", settings)
+    two = planning.request_for(catalog, "hasfl-allocation-rule", "tier-1.0", 0, "smoke", replace(settings, threads=2))
+    assert one.key != two.key
+
+
+DEPENDENT_SPEC = """\
+experiment: test-budget
+paper: hasfl
+title: A run whose config refers to another run's record
+kind: federated_training
+config:
+  data: {name: cifar10, partition: {scheme: iid}, max_train_per_client: 8, test_samples: 20, calibration_samples: 16}
+  model: {arch: conv, hidden: [4], in_channels: 3, num_classes: 10, image_size: 32}
+  federation: {num_clients: 4, clients_per_round: 2, rounds: 2, local_epochs: 1, t_warm: 1, t_adapt: 1}
+variants:
+  hasfl: {config: {federation: {policy: hasfl}}}
+  random-budget: {config: {federation: {policy: random_budget, budget: {match: hasfl, metric: mean_capacity}}}}
+profiles:
+  smoke: {seeds: [0, 1]}
+"""
+DEPENDENT_CLAIM = """\
+paper: hasfl
+title: t
+reference: r
+claims:
+  - id: test.budget
+    statement: "Random-budget matches HAS-FL's realised capacity."
+    source: "§4.4"
+    experiment: test-budget
+    observe: {difference: mean_capacity, of: [random-budget, hasfl]}
+    expect:
+      smoke: {approx: 0.0, tolerance: 0.5}
+"""
+
+
+@pytest.mark.skipif(not os.environ.get("FEDCLAIMS_DATA"), reason="FEDCLAIMS_DATA is not set")
+def test_runs_over_dependency_waves_are_counted_once(tmp_path: Path) -> None:
+    (tmp_path / "claims").mkdir()
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "budget.yaml").write_text(DEPENDENT_SPEC)
+    (tmp_path / "claims" / "budget.yaml").write_text(DEPENDENT_CLAIM)
+    settings = Settings.from_env(tmp_path, store_dir=tmp_path / "store", workers=1)
+    first = verify(settings, console=_quiet())
+    assert (first.execution.total, first.execution.ran, first.execution.reused) == (4, 4, 0)
+    assert first.execution.text().startswith("4 runs: 0 reused, 4 run,")
+    assert len(first.requests) == 4
+    again = verify(settings, console=_quiet())
+    assert (again.execution.total, again.execution.ran, again.execution.reused) == (4, 0, 4)
+    assert [v.status for v in again.verdicts] == [v.status for v in first.verdicts] != ["ERROR"]

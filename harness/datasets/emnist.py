@@ -1,21 +1,31 @@
-"""EMNIST "byclass" (62 classes: digits, upper- and lowercase letters) through torchvision."""
+"""EMNIST "byclass" (62 classes: digits, upper- and lowercase letters), read by torchvision.
+
+Sources, first existing wins: torchvision's raw byclass files under FEDCLAIMS_DATA/EMNIST/raw/,
+then those under the cache, which the fetch makes from the official gzip.zip: downloaded and
+checked against its pinned sha256, its four byclass members decompressed with a size limit,
+the archive removed; torchvision then reads them with download=False.
+"""
 from __future__ import annotations
 
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 
+from .archives import gunzip_limited
 from .arrays import ImageData
-from .errors import DatasetUnavailable
+from .downloads import SOURCES, download_checked
+from .errors import DataCheckFailed, DatasetUnavailable
 from .hashing import combined_sha256
-from .locations import DOWNLOAD_ENV, DataLocations
-from .netguard import describe_error, socket_timeout
+from .locations import DOWNLOAD_ENV, DataLocations, download_skipped
+from .netguard import describe_error
 
 NAME = "emnist"
 SPLIT = "byclass"
-DOWNLOAD_URL = "https://biometrics.nist.gov/cs_links/EMNIST/gzip.zip"
 RAW_FILES = tuple(f"emnist-{SPLIT}-{part}-{kind}-idx{dims}-ubyte"
                   for part in ("train", "test") for kind, dims in (("images", 3), ("labels", 1)))
+MAX_RAW_BYTES = 600 << 20  # the largest, the training images, is 547,178,704 bytes
 HINT = ("set FEDCLAIMS_DATA to a folder holding torchvision's EMNIST download "
         f"(EMNIST/raw/{RAW_FILES[0]} and the other {SPLIT} files), or allow downloads "
         f"({DOWNLOAD_ENV} unset or 1; about 560 MB) on a machine with internet access")
@@ -23,29 +33,42 @@ HINT = ("set FEDCLAIMS_DATA to a folder holding torchvision's EMNIST download "
 
 def load_emnist(loc: DataLocations) -> ImageData:
     """EMNIST byclass as uint8 [N, 28, 28, 1] in upright orientation, int64 labels."""
-    tried: list[str] = []
-    for root, download in _roots(loc):
-        try:
-            return _load_torchvision(root, download, loc.cache_dir)
-        except Exception as error:  # torchvision raises RuntimeError, URLError, OSError, ...
-            if download:
-                tried.append(f"download from {DOWNLOAD_URL} via torchvision into {root} "
-                             f"(failed: {describe_error(error)})")
-            else:
-                tried.append(f"torchvision EMNIST copy {root / 'EMNIST' / 'raw'} "
-                             f"(not found or corrupt: {describe_error(error)})")
+    root = fetch_emnist(loc)
+    try:
+        return _load_torchvision(root, loc.cache_dir)
+    except Exception as error:  # torchvision raises RuntimeError, ValueError, OSError, ...
+        raise DatasetUnavailable(NAME, [f"{_raw_folder(root)} (failed: {describe_error(error)})"],
+                                 HINT) from error
+
+
+def fetch_emnist(loc: DataLocations) -> Path:
+    """The torchvision root holding the raw byclass files: local, downloaded before, or now."""
+    existing = _source(loc)
+    if existing is not None:
+        return existing
+    tried = [f"{_raw_folder(root)} (not found)" for root in _roots(loc)]
+    if loc.data_dir is None:
+        tried.insert(0, f"{loc.describe_local('EMNIST/raw')} (not found)")
+    source = SOURCES[NAME]
     if not loc.download:
-        tried.append(f"download from {DOWNLOAD_URL} (skipped: {DOWNLOAD_ENV}=0)")
-    raise DatasetUnavailable(NAME, tried, HINT)
+        raise DatasetUnavailable(NAME, tried + [download_skipped(source.url)], HINT)
+    root = _download_root(loc)
+    try:
+        archive = download_checked(source, _raw_folder(root))
+        try:
+            _extract_raw_files(archive)
+        finally:
+            archive.unlink(missing_ok=True)
+    except (OSError, DataCheckFailed, zipfile.BadZipFile, EOFError, zlib.error) as error:  # URLError: OSError
+        tried.append(f"download from {source.url} into {_raw_folder(root)} (failed: {describe_error(error)})")
+        raise DatasetUnavailable(NAME, tried, HINT) from error
+    return root
 
 
 def emnist_fingerprint(loc: DataLocations) -> str | None:
     """Combined sha256 of the raw byclass files, or None when no copy exists."""
-    for root, _ in _roots(loc):
-        files = [root / "EMNIST" / "raw" / name for name in RAW_FILES]
-        if all(path.is_file() for path in files):
-            return combined_sha256(files, loc.cache_dir)
-    return None
+    root = _source(loc)
+    return None if root is None else combined_sha256(_raw_files(root), loc.cache_dir)
 
 
 def upright(raw: np.ndarray) -> np.ndarray:
@@ -53,23 +76,52 @@ def upright(raw: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.swapaxes(raw, 1, 2))[..., None]
 
 
-def _roots(loc: DataLocations) -> list[tuple[Path, bool]]:
-    roots = [] if loc.data_dir is None else [(loc.data_dir, False)]
-    return roots + [(loc.cache_dir / "torchvision", loc.download)]
+def _extract_raw_files(archive: Path) -> None:
+    """Decompress gzip.zip's ``gzip/<raw file>.gz`` members of the byclass split beside it."""
+    with zipfile.ZipFile(archive) as bundle:
+        for name in RAW_FILES:
+            member = f"gzip/{name}.gz"
+            try:
+                info = bundle.getinfo(member)
+            except KeyError:
+                raise DataCheckFailed(f"{archive} has no member {member}") from None
+            what = f"{archive}: member {member}"
+            if info.file_size > MAX_RAW_BYTES:
+                raise DataCheckFailed(f"{what} declares {info.file_size} bytes, above the limit of {MAX_RAW_BYTES}")
+            with bundle.open(info) as compressed:
+                gunzip_limited(compressed, archive.parent / name, MAX_RAW_BYTES, what)
 
 
-def _load_torchvision(root: Path, download: bool, cache_dir: Path) -> ImageData:
+def _source(loc: DataLocations) -> Path | None:
+    return next((root for root in _roots(loc) if all(path.is_file() for path in _raw_files(root))), None)
+
+
+def _roots(loc: DataLocations) -> list[Path]:
+    return ([] if loc.data_dir is None else [loc.data_dir]) + [_download_root(loc)]
+
+
+def _download_root(loc: DataLocations) -> Path:
+    return loc.cache_dir / "torchvision"
+
+
+def _raw_folder(root: Path) -> Path:
+    return root / "EMNIST" / "raw"
+
+
+def _raw_files(root: Path) -> list[Path]:
+    return [_raw_folder(root) / name for name in RAW_FILES]
+
+
+def _load_torchvision(root: Path, cache_dir: Path) -> ImageData:
     from torchvision.datasets import EMNIST
 
-    with socket_timeout():
-        train = EMNIST(root=str(root), split=SPLIT, train=True, download=download)
+    train = EMNIST(root=str(root), split=SPLIT, train=True, download=False)
     test = EMNIST(root=str(root), split=SPLIT, train=False, download=False)
-    files = [root / "EMNIST" / "raw" / name for name in RAW_FILES]
     return ImageData(
         train_x=upright(train.data.numpy().astype(np.uint8, copy=False)),
         train_y=train.targets.numpy().astype(np.int64),
         test_x=upright(test.data.numpy().astype(np.uint8, copy=False)),
         test_y=test.targets.numpy().astype(np.int64),
         classes=tuple(train.classes),
-        fingerprint=combined_sha256(files, cache_dir),
+        fingerprint=combined_sha256(_raw_files(root), cache_dir),
     )

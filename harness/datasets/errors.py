@@ -1,4 +1,4 @@
-"""The error raised when no source of a dataset works."""
+"""The errors of data sets: no source worked, or a source's bytes are not what they must be."""
 from __future__ import annotations
 
 
@@ -23,3 +23,12 @@ class DatasetUnavailable(RuntimeError):
 
     def __str__(self) -> str:
         return self._message()
+
+
+class DataCheckFailed(ValueError):
+    """A source failed a check before use: a download whose digest or size is not the pinned one,
+    an archive member above its size limit, an image that is not what the data set holds.
+
+    The message names the file or URL, what was expected and what was found. A loader lists it
+    as a failed source in its DatasetUnavailable.
+    """

@@ -49,3 +49,9 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     xdg = env.get("XDG_CACHE_HOME", "").strip()
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "fedclaims"
+
+
+def download_skipped(url: str) -> str:
+    """How a loader lists the download it did not attempt because downloading is off."""
+    return (f"download from {url} (skipped: downloading is off: {DOWNLOAD_ENV}=0, or inside a run, "
+            "which reads only what the fetch stage before the runs obtained)")

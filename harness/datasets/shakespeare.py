@@ -11,28 +11,33 @@ so test windows overlap training windows almost entirely. Here the split is
 temporal and contiguous: the first 80% of a role's samples train, the last 20%
 test, minus the ``seq_len`` samples at the boundary, so no character of a test
 window (or its target) appears in any training window.
+
+Sources, first existing wins: FEDCLAIMS_DATA's tinyshakespeare.txt (the ROLE: format of
+karpathy/char-rnn's corpus), FEDCLAIMS_DATA's 1994-01-100.zip (Project Gutenberg's complete
+works, LEAF's source), and the same tiny corpus downloaded and checked against its pinned sha256
+(Project Gutenberg publishes no digest of the zip, so it is never downloaded).
 """
 from __future__ import annotations
 
 import re
-import tempfile
-import urllib.request
 import zipfile
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
+from .archives import read_zip_member
 from .arrays import RoleSamples, TextData
-from .errors import DatasetUnavailable
+from .downloads import SOURCES, download_checked
+from .errors import DataCheckFailed, DatasetUnavailable
 from .hashing import cached_sha256
-from .locations import DOWNLOAD_ENV, DataLocations
-from .netguard import DOWNLOAD_TIMEOUT_S, describe_error
+from .locations import DOWNLOAD_ENV, DataLocations, download_skipped
+from .netguard import describe_error
 
 NAME = "shakespeare"
 TINY_NAME = "tinyshakespeare.txt"
-GUTENBERG_URL = "https://www.gutenberg.org/files/100/old/1994-01-100.zip"
 GUTENBERG_NAME = "1994-01-100.zip"
+MAX_TEXT_BYTES = 64 << 20  # the complete works are about 5.5 MB of text
 VOCAB = "".join(chr(code) for code in range(32, 127))
 TRAIN_FRACTION = 0.8
 HINT = (f"set FEDCLAIMS_DATA to a folder holding {TINY_NAME} (ROLE: header lines, each "
@@ -52,52 +57,54 @@ _AUTHOR_MARK = "by William Shakespeare"
 
 
 def load_shakespeare(loc: DataLocations, num_roles: int = 20, seq_len: int = 80) -> TextData:
-    """The first source that works: local ROLE: text, local or cached Gutenberg zip, download."""
-    tried: list[str] = []
-    tiny = loc.local_file(TINY_NAME)
-    if tiny is not None and tiny.is_file():
-        try:
-            text = tiny.read_text(encoding="utf-8", errors="replace")
-        except OSError as error:
-            tried.append(f"{tiny} (failed: {describe_error(error)})")
-        else:
-            return build_text_data(parse_role_text(text), num_roles, seq_len,
-                                   cached_sha256(tiny, loc.cache_dir))
-    else:
-        tried.append(f"{loc.describe_local(TINY_NAME)} (not found)")
-    for zip_path in _gutenberg_candidates(loc):
-        if zip_path.is_file():
-            try:
-                roles = parse_gutenberg(read_gutenberg_zip(zip_path))
-                return build_text_data(roles, num_roles, seq_len,
-                                       cached_sha256(zip_path, loc.cache_dir))
-            except (OSError, zipfile.BadZipFile, ValueError) as error:
-                tried.append(f"{zip_path} (failed: {describe_error(error)})")
-        else:
-            tried.append(f"{zip_path} (not found)")
-    if loc.data_dir is None:
-        tried.append(f"{loc.describe_local(GUTENBERG_NAME)} (not found)")
-    if not loc.download:
-        tried.append(f"download from {GUTENBERG_URL} (skipped: {DOWNLOAD_ENV}=0)")
-        raise DatasetUnavailable(NAME, tried, HINT)
-    target = _download_target(loc)
+    """The federation from the source shakespeare_fingerprint names, fetched first if none exists."""
+    path = fetch_shakespeare(loc)
     try:
-        _download(GUTENBERG_URL, target)
-        roles = parse_gutenberg(read_gutenberg_zip(target))
-        return build_text_data(roles, num_roles, seq_len, cached_sha256(target, loc.cache_dir))
-    except Exception as error:  # urllib raises URLError, HTTPError, TimeoutError, OSError, ...
-        tried.append(f"download from {GUTENBERG_URL} (failed: {describe_error(error)})")
-    raise DatasetUnavailable(NAME, tried, HINT)
+        roles = _read_roles(path)
+        return build_text_data(roles, num_roles, seq_len, cached_sha256(path, loc.cache_dir))
+    except (OSError, zipfile.BadZipFile, ValueError) as error:
+        raise DatasetUnavailable(NAME, [f"{path} (failed: {describe_error(error)})"], HINT) from error
+
+
+def fetch_shakespeare(loc: DataLocations) -> Path:
+    """The source file: a local copy, an earlier download, or a checked download made now."""
+    existing = _source(loc)
+    if existing is not None:
+        return existing
+    tried = [f"{loc.describe_local(name)} (not found)" for name in (TINY_NAME, GUTENBERG_NAME)]
+    source = SOURCES[NAME]
+    tried.append(f"{_download_folder(loc) / source.name} (not downloaded yet)")
+    if not loc.download:
+        raise DatasetUnavailable(NAME, tried + [download_skipped(source.url)], HINT)
+    try:
+        return download_checked(source, _download_folder(loc))
+    except (OSError, DataCheckFailed) as error:  # urllib's URLError and HTTPError are OSErrors
+        tried.append(f"download from {source.url} (failed: {describe_error(error)})")
+        raise DatasetUnavailable(NAME, tried, HINT) from error
 
 
 def shakespeare_fingerprint(loc: DataLocations) -> str | None:
     """sha256 of the source file load_shakespeare would use, or None when none exists."""
-    tiny = loc.local_file(TINY_NAME)
-    candidates = ([tiny] if tiny is not None else []) + _gutenberg_candidates(loc)
-    for path in candidates:
-        if path.is_file():
-            return cached_sha256(path, loc.cache_dir)
-    return None
+    path = _source(loc)
+    return None if path is None else cached_sha256(path, loc.cache_dir)
+
+
+def _source(loc: DataLocations) -> Path | None:
+    """The first existing of: local ROLE: text, local Gutenberg zip, the downloaded ROLE: text."""
+    local = [loc.local_file(name) for name in (TINY_NAME, GUTENBERG_NAME)]
+    candidates = [path for path in local if path is not None]
+    candidates.append(_download_folder(loc) / SOURCES[NAME].name)
+    return next((path for path in candidates if path.is_file()), None)
+
+
+def _read_roles(path: Path) -> dict[str, str]:
+    if path.suffix == ".zip":
+        return parse_gutenberg(read_gutenberg_zip(path))
+    return parse_role_text(path.read_text(encoding="utf-8", errors="replace"))
+
+
+def _download_folder(loc: DataLocations) -> Path:
+    return loc.cache_dir / NAME
 
 
 def normalise(text: str) -> str:
@@ -214,13 +221,16 @@ def role_samples(name: str, text: str, seq_len: int,
 
 
 def read_gutenberg_zip(path: Path) -> str:
-    """The text of the largest .txt member of the zip (``100.txt`` in LEAF's download)."""
+    """The text of the largest .txt member of the zip (``100.txt`` in LEAF's download).
+
+    A member that declares or expands to more than MAX_TEXT_BYTES is refused unread.
+    """
     with zipfile.ZipFile(path) as archive:
         members = [info for info in archive.infolist() if info.filename.lower().endswith(".txt")]
         if not members:
             raise ValueError(f"{path} holds no .txt file")
         largest = max(members, key=lambda info: info.file_size)
-        return archive.read(largest).decode("latin-1")
+        return read_zip_member(archive, largest, MAX_TEXT_BYTES, path).decode("latin-1")
 
 
 def _title_above(lines: list[str], index: int) -> str:
@@ -228,28 +238,3 @@ def _title_above(lines: list[str], index: int) -> str:
         if index - offset >= 0 and lines[index - offset].strip():
             return lines[index - offset].strip()
     return f"PLAY AT LINE {index}"
-
-
-def _gutenberg_candidates(loc: DataLocations) -> list[Path]:
-    local = loc.local_file(GUTENBERG_NAME)
-    return ([local] if local is not None else []) + [_download_target(loc)]
-
-
-def _download_target(loc: DataLocations) -> Path:
-    return loc.cache_dir / NAME / GUTENBERG_NAME
-
-
-def _download(url: str, target: Path) -> None:
-    """Stream ``url`` to a temporary file beside ``target``, then rename it into place."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=target.parent, prefix=".download-", delete=False) as tmp:
-        tmp_path = Path(tmp.name)
-        try:
-            with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
-                while chunk := response.read(1 << 20):
-                    tmp.write(chunk)
-        except BaseException:
-            tmp.close()
-            tmp_path.unlink(missing_ok=True)
-            raise
-    tmp_path.replace(target)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from functools import partial
 
 from pydantic import Field
 
@@ -16,6 +17,13 @@ class ClientArg(StrictModel):
 
 class WidthArg(StrictModel):
     width: float = Field(gt=0.0, le=1.0)
+
+
+Exact = partial(Metric, deterministic=True)
+"""A metric computed analytically from the config: the seed plays no part."""
+
+CoverageMetric = partial(Metric, deterministic=lambda config: config["extraction"] != "random")
+"""Rolling and static extraction involve no randomness; random extraction draws per trial."""
 
 
 def _nan_if_none(value):
@@ -36,11 +44,11 @@ ALLOCATION_RULE = ExperimentKind(
     description="Sweep of Eq. 6 over the relative estimate H~/H-bar for one capacity tier.",
     runner="harness.runners.allocation_rule",
     metrics={
-        "cap_reached_at": Metric("smallest swept H~/H-bar at which the allocation equals the cap",
+        "cap_reached_at": Exact("smallest swept H~/H-bar at which the allocation equals the cap",
                                  lambda r, a: _nan_if_none(r["cap_reached_at"])),
-        "min_allocation": Metric("smallest allocation over the sweep", lambda r, a: r["min_allocation"]),
-        "max_allocation": Metric("largest allocation over the sweep", lambda r, a: r["max_allocation"]),
-        "allocation_span": Metric("largest minus smallest allocation over the sweep",
+        "min_allocation": Exact("smallest allocation over the sweep", lambda r, a: r["min_allocation"]),
+        "max_allocation": Exact("largest allocation over the sweep", lambda r, a: r["max_allocation"]),
+        "allocation_span": Exact("largest minus smallest allocation over the sweep",
                                   lambda r, a: r["max_allocation"] - r["min_allocation"]),
     },
     plots={"allocation_curves": Plot("allocation against relative estimate per tier", _draw_allocation)},
@@ -58,7 +66,7 @@ ALLOCATION_EXAMPLE = ExperimentKind(
     name="allocation_example",
     description="Eq. 6 followed by the coverage guarantee on a stated federation.",
     runner="harness.runners.allocation_example",
-    metrics={"allocation": Metric("allocation of one client after the rule and the guarantee",
+    metrics={"allocation": Exact("allocation of one client after the rule and the guarantee",
                                   _allocation_of, args=ClientArg)},
 )
 
@@ -89,12 +97,12 @@ SUBMODEL_COST = ExperimentKind(
     description="Parameter and MAC fractions of prefix sub-models at given widths.",
     runner="harness.runners.submodel_cost",
     metrics={
-        "param_fraction": Metric("parameters of the width-p sub-model / full model",
+        "param_fraction": Exact("parameters of the width-p sub-model / full model",
                                  lambda r, a: _width_row(r, a.width)["param_fraction"], args=WidthArg),
-        "mac_fraction": Metric("multiply-accumulates of the width-p sub-model / full model",
+        "mac_fraction": Exact("multiply-accumulates of the width-p sub-model / full model",
                                lambda r, a: _width_row(r, a.width)["mac_fraction"], args=WidthArg),
-        "param_exponent": Metric("least-squares exponent k of params ∝ p^k", lambda r, a: r["param_exponent"]),
-        "mac_exponent": Metric("least-squares exponent k of MACs ∝ p^k", lambda r, a: r["mac_exponent"]),
+        "param_exponent": Exact("least-squares exponent k of params ∝ p^k", lambda r, a: r["param_exponent"]),
+        "mac_exponent": Exact("least-squares exponent k of MACs ∝ p^k", lambda r, a: r["mac_exponent"]),
     },
     plots={"cost_curves": Plot("parameter and MAC fractions against width", _draw_cost_curves)},
 )
@@ -131,22 +139,22 @@ MASK_COVERAGE = ExperimentKind(
     description="Rounds until every index group is kept m times, per extraction scheme.",
     runner="harness.runners.mask_coverage",
     metrics={
-        "mean_rounds_to_cover": Metric("mean over trials of the rounds until all groups are covered m times "
+        "mean_rounds_to_cover": CoverageMetric("mean over trials of the rounds until all groups are covered m times "
                                        "(inf if some trial never got there)", lambda r, a: _mean_rounds(r),
                                        unit="rounds"),
-        "rounds_over_m_times_groups": Metric("mean rounds to cover / (m · I)",
+        "rounds_over_m_times_groups": CoverageMetric("mean rounds to cover / (m · I)",
                                              lambda r, a: _mean_rounds(r) / r["m_times_groups"]),
-        "max_rounds_over_m_times_groups": Metric(
+        "max_rounds_over_m_times_groups": CoverageMetric(
             "largest rounds to cover over the trials / (m · I)",
             lambda r, a: (math.inf if r["trials_never_covered"] else max(r["rounds_to_cover"])) / r["m_times_groups"]),
-        "rounds_over_formula": Metric("mean rounds to cover / (I log I + I (m-1) log log I)",
+        "rounds_over_formula": CoverageMetric("mean rounds to cover / (I log I + I (m-1) log log I)",
                                       lambda r, a: _mean_rounds(r) / r["formula_rounds"]),
-        "cycle_count_spread": Metric("largest (max − min) of the per-group counts at any full-cycle boundary "
+        "cycle_count_spread": CoverageMetric("largest (max − min) of the per-group counts at any full-cycle boundary "
                                      "(every I rounds) over all trials; 0 = perfectly even",
                                      lambda r, a: float(max(b["max"] - b["min"] for b in _boundaries(r)))),
-        "cycle_count_cv": Metric("mean coefficient of variation of the per-group counts at the cycle boundaries",
+        "cycle_count_cv": CoverageMetric("mean coefficient of variation of the per-group counts at the cycle boundaries",
                                  lambda r, a: statistics.fmean(b["cv"] for b in _boundaries(r))),
-        "uncovered_fraction": Metric("mean over trials of the fraction of groups covered fewer than m times "
+        "uncovered_fraction": CoverageMetric("mean over trials of the fraction of groups covered fewer than m times "
                                      "when the trial ended", lambda r, a: statistics.fmean(r["uncovered_fraction_at_end"])),
     },
     plots={"coverage_cdf": Plot("fraction of trials fully covered against rounds", _draw_coverage)},

@@ -69,6 +69,9 @@ class ExperimentKind:
     client_quantities: Mapping[str, ClientQuantity] = field(default_factory=dict)
     plots: Mapping[str, Plot] = field(default_factory=dict)
     datasets: Callable[[BaseModel], list[str]] = lambda config: []
+    code_sources: Callable[[BaseModel], list[str]] = lambda config: []
+    """Code a run loads by name from its config (a user's policy: a module name or a file path),
+    hashed into the run's key beside the runner's import closure."""
 
     @property
     def module(self) -> ModuleType:

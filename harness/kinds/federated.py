@@ -60,16 +60,25 @@ def _final_allocation(result) -> list[float]:
     return [float(p) for p in result["adaptations"][-1]["allocation"]]
 
 
+def _policy_sources(policy: str) -> list[str]:
+    from methods.federated.registry import policy_sources
+    return policy_sources(policy)
+
+
 def _draw_accuracy(ax, results_by_variant, labels):
+    """Mean over seeds as a line, the band between the lowest and highest seed shaded."""
     for variant, results in results_by_variant.items():
         curves = [_accuracies(r) for r in results]
-        rounds = [t + 1 for t, _ in curves[0]]
         length = min(len(c) for c in curves)
-        mean = np.mean([[a for _, a in c[:length]] for c in curves], axis=0)
-        ax.plot(rounds[:length], mean, label=f"{labels[variant]} (mean of {len(results)})")
+        rounds = [t + 1 for t, _ in curves[0][:length]]
+        values = np.array([[a for _, a in c[:length]] for c in curves])
+        line, = ax.plot(rounds, values.mean(axis=0), label=f"{labels[variant]} (mean, band: seed range, n={len(results)})")
+        if len(results) > 1:
+            ax.fill_between(rounds, values.min(axis=0), values.max(axis=0), color=line.get_color(), alpha=0.15,
+                            linewidth=0)
     ax.set_xlabel("round")
     ax.set_ylabel("test accuracy (%)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=6)
 
 
 def _draw_h_tilde(ax, results_by_variant, labels):
@@ -120,7 +129,8 @@ FEDERATED_TRAINING = ExperimentKind(
                            lambda r, a: float(np.nanmin(_losses(r))) if _losses(r) else math.nan),
         "mean_capacity": Metric("mean over rounds of the participants' mean width", _mean_capacity),
         "diverged": Metric("1 if a loss or parameter became non-finite, else 0", lambda r, a: float(r["diverged"])),
-        "chance_accuracy": Metric("100 / number of classes (%)", lambda r, a: 100.0 / r["num_classes"], unit="%"),
+        "chance_accuracy": Metric("100 / number of classes (%)", lambda r, a: 100.0 / r["num_classes"], unit="%",
+                                  deterministic=True),
         "accuracy_above_chance": Metric("final accuracy minus chance (points)",
                                         lambda r, a: _final_accuracy(r, a) - 100.0 / r["num_classes"]),
         "changed_outside_union": Metric("coordinates never trained by any client that differ from their "
@@ -147,4 +157,5 @@ FEDERATED_TRAINING = ExperimentKind(
         "unit_counts": Plot("distribution of per-unit update counts", _draw_unit_counts),
     },
     datasets=lambda config: [config.data.name],
+    code_sources=lambda config: _policy_sources(config.federation.policy),
 )

@@ -1,4 +1,4 @@
-"""FedHENet and its last-layer FedAvg/FedProx baselines on frozen-backbone features."""
+"""FedHENet and its last-layer FedAvg/FedProx baselines on a frozen backbone."""
 from __future__ import annotations
 
 import math
@@ -6,11 +6,27 @@ import math
 from harness.kinds.base import ExperimentKind, Metric, Plot
 
 
-def _fedhenet_only(key: str):
-    """A FedHENet-record field; NaN for baseline records (which have no such quantity)."""
+def _field(key: str):
+    """A record field; NaN where the run has no such quantity (another method or pipeline)."""
     def compute(result, args) -> float:
         value = result.get(key)
         return math.nan if value is None else float(value)
+    return compute
+
+
+def _encrypted_field(key: str):
+    """A field of encrypted FedHENet runs; NaN for plaintext and baseline runs."""
+    def compute(result, args) -> float:
+        value = result.get(key) if result["method"] == "fedhenet" and result["encrypted"] else None
+        return math.nan if value is None else float(value)
+    return compute
+
+
+def _coordinator(key: str):
+    """1.0 / 0.0 from what an encrypted run recorded of its coordinator; NaN for other runs."""
+    def compute(result, args) -> float:
+        record = result.get("coordinator")
+        return math.nan if record is None else float(bool(record[key]))
     return compute
 
 
@@ -20,16 +36,23 @@ def _payload_ratio(result, args) -> float:
     return result["upload_bytes_per_client"] / result["upload_bytes_per_client_plain"]
 
 
-def _encryption_fraction(result, args) -> float:
-    if result["method"] != "fedhenet" or not result["encrypted"]:
-        return math.nan
-    return float(result["he_fraction"])
+def _full_network_bytes(result, args) -> float:
+    return float(result["total_bytes"] if result["method"] == "fedhenet" else result["total_bytes_full_network"])
+
+
+def _sizes_fixed_by_config(config) -> bool:
+    """Client sample counts, hence byte counts, are drawn by the seed only for Dirichlet partitions."""
+    return config.get("partition", {}).get("scheme") != "dirichlet"
 
 
 def _bars(ax, results_by_variant, labels, value, ylabel, log=False):
+    """Mean over seeds as a bar, every seed as a dot on it."""
     names = list(results_by_variant)
     means = [sum(value(r) for r in results_by_variant[v]) / len(results_by_variant[v]) for v in names]
     ax.bar(range(len(names)), means, color="tab:blue")
+    for i, v in enumerate(names):
+        seeds = [value(r) for r in results_by_variant[v]]
+        ax.plot([i] * len(seeds), seeds, "k.", markersize=4)
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels([labels[v] for v in names], rotation=60, ha="right", fontsize=6)
     ax.set_ylabel(ylabel)
@@ -46,52 +69,91 @@ def _draw_bytes(ax, results_by_variant, labels):
 
 
 def _draw_seconds(ax, results_by_variant, labels):
-    _bars(ax, results_by_variant, labels, lambda r: r["wall_seconds"], "training wall seconds (features excluded)")
+    _bars(ax, results_by_variant, labels, lambda r: r["wall_seconds"], "training seconds on cached features")
+
+
+def _draw_pipeline_seconds(ax, results_by_variant, labels):
+    _bars(ax, results_by_variant, labels, lambda r: r["pipeline_seconds"],
+          "seconds of the whole pipeline from images")
 
 
 FEDHENET = ExperimentKind(
     name="fedhenet",
     description="FedHENet (frozen backbone, closed-form ROLANN output layer, optional CKKS aggregation) or a "
-                "last-layer FedAvg/FedProx baseline on the same cached features.",
+                "last-layer FedAvg/FedProx baseline, on cached features or as each method's whole pipeline "
+                "from images.",
     runner="harness.runners.fedhenet",
     metrics={
         "accuracy": Metric("test accuracy of the trained output layer", lambda r, a: 100.0 * r["accuracy"], unit="%"),
-        "rounds": Metric("communication rounds of training", lambda r, a: float(r["rounds"]), unit="rounds"),
+        "rounds": Metric("communication rounds of training", lambda r, a: float(r["rounds"]), unit="rounds",
+                         deterministic=True),
         "max_abs_diff_to_centralised": Metric(
-            "max |W_federated - W_centralised| (centralised ROLANN on the pooled training features, same run)",
-            _fedhenet_only("max_abs_diff_to_centralised")),
+            "max |W_federated - W_centralised| (centralised ROLANN on the pooled training features, same run; "
+            "FedHENet on cached features)", _field("max_abs_diff_to_centralised")),
         "accuracy_gap_to_centralised": Metric(
-            "federated minus centralised test accuracy (same run)",
-            lambda r, a: (100.0 * (r["accuracy"] - r["centralised_accuracy"]) if r["method"] == "fedhenet"
+            "federated minus centralised test accuracy (same run; FedHENet on cached features)",
+            lambda r, a: (100.0 * (r["accuracy"] - r["centralised_accuracy"]) if "centralised_accuracy" in r
                           else math.nan), unit="percentage points"),
         "prediction_disagreement": Metric(
             "fraction of test images whose federated prediction differs from the centralised one",
-            lambda r, a: (1.0 - r["prediction_agreement"]) if r["method"] == "fedhenet" else math.nan),
+            lambda r, a: (1.0 - r["prediction_agreement"]) if "prediction_agreement" in r else math.nan),
         "encryption_overhead_fraction": Metric(
-            "CKKS seconds (encrypt + coordinator sum + decrypt) / FedHENet total seconds, features excluded; "
-            "NaN for plaintext runs", _encryption_fraction, varies=True),
+            "on cached features: CKKS seconds (encrypt + coordinator sum + decrypt) / FedHENet's protocol "
+            "seconds, feature extraction excluded; NaN for plaintext, baseline and from-images runs",
+            _encrypted_field("he_fraction"), varies=True),
         "encryption_overhead_fraction_with_context": Metric(
             "as encryption_overhead_fraction, with the CKKS context creation counted as overhead too",
-            lambda r, a: (float(r["he_fraction_with_context"]) if r["method"] == "fedhenet" and r["encrypted"]
-                          else math.nan), varies=True),
+            _encrypted_field("he_fraction_with_context"), varies=True),
+        "pipeline_encryption_overhead_fraction": Metric(
+            "from images: CKKS seconds (encrypt + coordinator sum + decrypt) / FedHENet's whole pipeline "
+            "seconds (feature extraction of every client and of the test set included); NaN for other runs",
+            _encrypted_field("pipeline_he_fraction"), varies=True),
+        "pipeline_encryption_overhead_fraction_with_context": Metric(
+            "as pipeline_encryption_overhead_fraction, with the CKKS context creation counted as overhead too",
+            _encrypted_field("pipeline_he_fraction_with_context"), varies=True),
         "encrypted_to_plain_payload_ratio": Metric(
-            "mean client upload with encrypted M / with plaintext M (U S in plaintext float64 both times)",
-            _payload_ratio, varies=True),
+            "mean client upload with encrypted M / with plaintext M, measured in the run at its own shape "
+            "(U S in plaintext float64, one per client, both times)",
+            _payload_ratio, varies=True, deterministic=_sizes_fixed_by_config),
         "upload_bytes_per_client": Metric("mean bytes one client uploads over the whole training",
-                                          lambda r, a: float(r["upload_bytes_per_client"]), unit="bytes", varies=True),
-        "total_bytes": Metric("bytes sent over the whole training, all clients, uploads and downloads",
-                              lambda r, a: float(r["total_bytes"]), unit="bytes", varies=True),
-        "wall_seconds": Metric("training wall seconds on cached features (feature extraction excluded)",
-                               lambda r, a: float(r["wall_seconds"]), unit="s", varies=True),
-        "feature_seconds": Metric("seconds to obtain the features (extraction, or a cache read)",
-                                  lambda r, a: float(r["feature_seconds"]), unit="s", varies=True),
-        "clients_used": Metric("clients holding data", lambda r, a: float(r["clients_used"])),
-        "clients_skipped": Metric("clients without data (left out)", lambda r, a: float(r["clients_skipped"])),
+                                          lambda r, a: float(r["upload_bytes_per_client"]), unit="bytes", varies=True,
+                                          deterministic=_sizes_fixed_by_config),
+        "total_bytes": Metric(
+            "bytes sent over the whole training, all clients, uploads and downloads; the baselines exchange "
+            "only the last layer (float32), as the FedHENet repository's baselines do",
+            lambda r, a: float(r["total_bytes"]), unit="bytes", varies=True, deterministic=_sizes_fixed_by_config),
+        "total_bytes_full_network": Metric(
+            "as total_bytes, but the iterative baselines exchange the whole network (the frozen backbone's "
+            "parameters + the linear head, float32) down and up every round; FedHENet runs: their own "
+            "total_bytes (FedHENet never sends the backbone)",
+            _full_network_bytes, unit="bytes", varies=True, deterministic=_sizes_fixed_by_config),
+        "wall_seconds": Metric("training seconds on cached features (feature extraction excluded); NaN for "
+                               "from-images runs", _field("wall_seconds"), unit="s", varies=True),
+        "pipeline_seconds": Metric(
+            "seconds of the method's whole pipeline from decoded images: FedHENet embeds each client's images "
+            "and the test set once, then runs its round; the baselines run the frozen backbone on every batch "
+            "of every local epoch of every round and on the test set at every evaluation (backbone loading "
+            "excluded); NaN for cached-features runs", _field("pipeline_seconds"), unit="s", varies=True),
+        "feature_seconds": Metric("seconds to obtain the cached features (extraction, or a cache read)",
+                                  _field("feature_seconds"), unit="s", varies=True),
+        "coordinator_holds_secret_key": Metric(
+            "1 if the coordinator's own CKKS context holds a secret key, else 0 (encrypted FedHENet runs; NaN "
+            "otherwise)", _coordinator("holds_secret_key"), deterministic=True),
+        "coordinator_could_decrypt": Metric(
+            "1 if the coordinator, trying with its own context, decrypted a client ciphertext it aggregated back "
+            "to that client's M column, else 0 (encrypted FedHENet runs; NaN otherwise)",
+            _coordinator("decrypted"), deterministic=True),
+        "clients_used": Metric("clients holding data", lambda r, a: float(r["clients_used"]),
+                               deterministic=_sizes_fixed_by_config),
+        "clients_skipped": Metric("clients without data (left out)", lambda r, a: float(r["clients_skipped"]),
+                                  deterministic=_sizes_fixed_by_config),
     },
     plots={
         "accuracy_bars": Plot("test accuracy per variant", _draw_accuracy),
         "bytes_bars": Plot("total bytes per variant (log scale)", _draw_bytes),
-        "seconds_bars": Plot("training wall seconds per variant", _draw_seconds),
+        "seconds_bars": Plot("training seconds on cached features per variant", _draw_seconds),
+        "pipeline_seconds_bars": Plot("seconds of the whole pipeline from images per variant",
+                                      _draw_pipeline_seconds),
     },
     datasets=lambda config: [config.data.name],
 )

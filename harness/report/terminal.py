@@ -18,3 +18,23 @@ def print_verdicts(verdicts: list[Verdict], console: Console) -> None:
     console.print(table)
     counts = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
     console.print("  ".join(f"[{COLOURS[s]}]{s}[/] {n}" for s, n in counts.items()))
+
+
+def print_power(verdicts: list[Verdict], console: Console) -> None:
+    """The undecided claims with what would decide them, most data-hungry last."""
+    undecided = [v for v in verdicts if v.status == "INCONCLUSIVE"]
+    table = Table(title="undecided claims: what would decide them", show_lines=False)
+    for column in ("claim", "profile", "needed", "unit", "detectable now", "why undecided"):
+        table.add_column(column, overflow="fold")
+
+    def needed(v: Verdict) -> float:
+        return float("inf") if not v.power or v.power["needed"] is None else v.power["needed"]
+
+    for v in sorted(undecided, key=needed):
+        power = v.power or {}
+        detectable = power.get("detectable")
+        table.add_row(v.claim, v.profile, "—" if power.get("needed") is None else str(power["needed"]),
+                      power.get("unit", "—"), "—" if detectable is None else f"{detectable:.3g}",
+                      v.reason.split(" — power:")[0])
+    console.print(table)
+    console.print(f"{len(undecided)} of {len(verdicts)} claims undecided")

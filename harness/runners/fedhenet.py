@@ -1,24 +1,27 @@
-"""FedHENet on frozen-backbone features: one closed-form round, optional CKKS, or a last-layer baseline.
+"""FedHENet on a frozen backbone: one closed-form round, optional CKKS, or a last-layer baseline.
 
-One run = one method on one partition of (a subset of) CIFAR-10:
+One run = one method on one partition of (a subset of) CIFAR-10, in one of two pipelines:
 
-- features of the train and test subsets from a frozen backbone, memoised under
-  `context.cache_dir / "features"` (content-addressed); their time is reported separately
-  (`feature_seconds`, `features_cached`) and is in no other timing;
-- `fedhenet`: `methods.fedhenet.protocol.run_fedhenet`; `wall_seconds` is its total (client
-  statistics + CKKS context, encryption, coordinator sum, decryption + merge + solve +
-  test evaluation), and in the same run the centralised ROLANN solution on the pooled
-  training features, to which the federated W is compared (max |W_fed - W_central|,
-  test-prediction agreement, accuracy gap). W itself is not stored; a small summary is;
-- `fedavg` / `fedprox`: `methods.fedhenet.baselines` on the same features; `wall_seconds` is
-  their training time (rounds of local SGD + averaging, with per-round evaluation).
+- `cached_features`: features of the train and test subsets come from the memoised backbone
+  (harness.runners.fedhenet_caches; their time is `feature_seconds`, in no other timing).
+  `fedhenet` runs methods.fedhenet.protocol.run_fedhenet; `wall_seconds` is its total (client
+  statistics + CKKS context, encryption, coordinator sum, decryption + merge + solve + test
+  evaluation), and in the same run the centralised ROLANN solution on the pooled training
+  features, to which the federated W is compared (max |W_fed - W_central|, test-prediction
+  agreement, accuracy gap). W itself is not stored; a small summary is. `fedavg` / `fedprox`
+  train on the same features; `wall_seconds` is their rounds (with per-round evaluation).
+- `from_images`: each method's whole pipeline from decoded images, as the FedHENet repository
+  runs it (methods.fedhenet.pipeline): `pipeline_seconds` includes FedHENet's one extraction
+  pass, and the baselines' backbone pass on every batch of every local epoch of every round.
+
+Baseline records also count the bytes a full-network FedAvg would exchange (the backbone's
+parameters + the head, float32, down and up, every client, every round).
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import time
-from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -27,13 +30,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.datasets.locations import DataLocations
 from harness.datasets.registry import load_dataset
+from harness.runners import fedhenet_caches as caches
+from harness.runners.ckks_config import CkksConfig
 from harness.runners.context import RunContext, derive_seed
 from methods.fedhenet import rolann
-from methods.fedhenet.backbones import get_backbone
-from methods.fedhenet.baselines import run_fedavg, run_fedprox
-from methods.fedhenet.features import cache_key, cached_features
+from methods.fedhenet.backbones import Backbone, get_backbone, load_model, parameter_count
+from methods.fedhenet.baselines import LinearFLConfig, LinearFLResult, exchanged_bytes, run_linear_fl
+from methods.fedhenet.pipeline import fedhenet_from_images, linear_fl_from_images
 from methods.fedhenet.protocol import run_fedhenet
-from methods.fedhenet.secure import CkksParams
 from methods.partition import dirichlet_partition, iid_partition, one_class_per_client
 
 
@@ -66,16 +70,6 @@ class PartitionConfig(BaseModel):
         return self
 
 
-class CkksConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    poly_modulus_degree: int = 32768
-    coeff_mod_bit_sizes: list[int] = Field(default=[60, 40, 40, 60], min_length=2)
-    global_scale_bits: int = 40
-
-    def params(self) -> CkksParams:
-        return CkksParams(self.poly_modulus_degree, tuple(self.coeff_mod_bit_sizes), 2.0 ** self.global_scale_bits)
-
-
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
     data: DataConfig = DataConfig()
@@ -91,6 +85,9 @@ class Config(BaseModel):
     rounds: int = Field(10, ge=1, description="baseline rounds (one local epoch each)")
     batch_size: int = Field(32, ge=1, description="baseline local batch size")
     prox_mu: float = Field(0.01, ge=0.0)
+    pipeline: Literal["cached_features", "from_images"] = Field(
+        "cached_features", description="cached_features: every method trains on memoised backbone features "
+        "(extraction timed apart); from_images: each method's whole pipeline from decoded images, timed")
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -109,52 +106,6 @@ def _stratified(labels: np.ndarray, size: int | None, rng: np.random.Generator) 
     return np.sort(np.concatenate(picks))
 
 
-@contextmanager
-def _lock(folder: Path, name: str = "features"):
-    """One feature extraction at a time across worker processes (the others then read the cache)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f".{name}.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _features(config: Config, images: np.ndarray, folder: Path, context: RunContext, what: str) -> np.ndarray:
-    backbone = get_backbone(config.backbone.name, config.backbone.resolution)
-    with _lock(folder):
-        return cached_features(backbone, images, folder, batch_size=config.backbone.batch_size,
-                               progress=lambda done, total: context.progress(0.0, f"{what} features {done}/{total}"))
-
-
-def _centralised(config: Config, features: np.ndarray, labels: np.ndarray, num_classes: int,
-                 folder: Path) -> tuple[np.ndarray, bool]:
-    """ROLANN on the pooled training data, memoised by the exact bytes of its inputs.
-
-    Every partition of one subset pools the same samples, so the variants of an experiment
-    share this solve; the key covers the pooled features and labels, the weighting, lam
-    and rcond, so a cached W is the one this run would compute.
-    """
-    digest = hashlib.sha256()
-    for part in (np.ascontiguousarray(features).tobytes(), np.ascontiguousarray(labels).tobytes(),
-                 repr((features.shape, num_classes, config.weighting, config.lam, config.rcond)).encode()):
-        digest.update(part)
-    path = folder / f"centralised-{digest.hexdigest()}.npy"
-    with _lock(folder, "centralised"):
-        if path.exists():
-            try:
-                return np.load(path, allow_pickle=False), True
-            except (OSError, ValueError):
-                path.unlink(missing_ok=True)
-        w = rolann.centralised_solution(features, labels, num_classes, weighting=config.weighting,
-                                        lam=config.lam, rcond=config.rcond)
-        tmp = path.with_suffix(".tmp.npy")
-        np.save(tmp, w, allow_pickle=False)
-        tmp.replace(path)
-        return w, False
-
-
 def _partition(config: Config, labels: np.ndarray, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(derive_seed(seed, "partition"))
     scheme = config.partition
@@ -165,85 +116,162 @@ def _partition(config: Config, labels: np.ndarray, seed: int) -> list[np.ndarray
     return one_class_per_client(labels, config.num_clients, rng)
 
 
-def run(config: Config, seed: int, context: RunContext) -> dict:
+@dataclass(frozen=True)
+class _Subset:
+    train_x: np.ndarray
+    train_y: np.ndarray
+    test_x: np.ndarray
+    test_y: np.ndarray
+    num_classes: int
+    fingerprint: str
+
+
+def _subset(config: Config, context: RunContext) -> _Subset:
     data = load_dataset(config.data.name, DataLocations(context.data_dir, context.cache_dir, context.download))
-    subset_rng = np.random.default_rng(derive_seed(config.data.subset_seed, "fedhenet-subset"))
-    train_index = _stratified(data.train_y, config.data.train_samples, subset_rng)
-    test_index = _stratified(data.test_y, config.data.test_samples, subset_rng)
-    train_y = np.asarray(data.train_y[train_index], dtype=np.int64)
-    test_y = np.asarray(data.test_y[test_index], dtype=np.int64)
+    rng = np.random.default_rng(derive_seed(config.data.subset_seed, "fedhenet-subset"))
+    train_index = _stratified(data.train_y, config.data.train_samples, rng)
+    test_index = _stratified(data.test_y, config.data.test_samples, rng)
+    return _Subset(data.train_x[train_index], np.asarray(data.train_y[train_index], dtype=np.int64),
+                   data.test_x[test_index], np.asarray(data.test_y[test_index], dtype=np.int64),
+                   data.num_classes, data.fingerprint)
 
+
+def _protocol_options(config: Config) -> dict:
+    return {"encrypted": config.encrypted, "ckks": config.ckks.params(), "lam": config.lam,
+            "weighting": config.weighting, "rcond": config.rcond}
+
+
+def _baseline_config(config: Config, seed: int) -> LinearFLConfig:
+    return LinearFLConfig(rounds=config.rounds, batch_size=config.batch_size,
+                          mu=config.prox_mu if config.method == "fedprox" else 0.0,
+                          seed=derive_seed(seed, "baseline"))
+
+
+def _fedhenet_fields(out: dict, encrypted: bool) -> dict:
+    """Accuracy, traffic, protocol timings and the coordinator check of one FedHENet round."""
+    per_client = out["bytes_per_client"]
+    upload_plain = [r["us_bytes"] + r["m_plain_bytes"] for r in per_client]
+    upload = [r["us_bytes"] + r["m_encrypted_bytes"] for r in per_client] if encrypted else upload_plain
+    download_total = out["download_bytes_per_client"] * out["clients_used"]
+    return {
+        "accuracy": out["accuracy"], "rounds": out["rounds"],
+        "clients_used": out["clients_used"], "clients_skipped": out["clients_skipped"],
+        "upload_bytes_per_client_plain": float(np.mean(upload_plain)),
+        "upload_bytes_per_client": float(np.mean(upload)),
+        "us_bytes_per_client": float(np.mean([r["us_bytes"] for r in per_client])),
+        "m_bytes_per_client": float(np.mean([r["m_encrypted_bytes"] if encrypted else r["m_plain_bytes"]
+                                             for r in per_client])),
+        "download_bytes_per_client": out["download_bytes_per_client"],
+        "total_upload_bytes": int(sum(upload)), "total_download_bytes": int(download_total),
+        "total_bytes": int(sum(upload) + download_total),
+        "seconds": out["seconds"], "he_seconds": out["he_seconds"],
+        "he_with_context_seconds": out["he_seconds"] + out["seconds"].get("context_setup", 0.0),
+        "coordinator": out["coordinator"],
+    }
+
+
+def _baseline_fields(out: LinearFLResult, config: Config, backbone: Backbone, feature_dim: int,
+                     clients: int, num_classes: int) -> dict:
+    """Accuracy and traffic of a last-layer baseline, and what a full-network FedAvg would send."""
+    backbone_parameters = parameter_count(backbone)
+    head = feature_dim * num_classes + num_classes
+    return {
+        "accuracy": out.round_accuracy[-1], "round_accuracy": out.round_accuracy, "rounds": config.rounds,
+        "clients_used": out.clients_used, "clients_skipped": clients - out.clients_used,
+        "total_bytes": int(out.bytes_sent), "upload_bytes_per_client": out.bytes_sent / 2 / max(out.clients_used, 1),
+        "backbone_parameters": backbone_parameters,
+        "total_bytes_full_network": exchanged_bytes(backbone_parameters + head, out.clients_used, config.rounds),
+    }
+
+
+def _on_cached_features(config: Config, seed: int, context: RunContext, data: _Subset,
+                        parts: list[np.ndarray], record: dict) -> dict:
     folder = Path(context.cache_dir) / "features"
-    started = time.perf_counter()
     backbone = get_backbone(config.backbone.name, config.backbone.resolution)
-    cached = all((folder / f"{cache_key(backbone, x)}.npy").exists()
-                 for x in (data.train_x[train_index], data.test_x[test_index]))
-    train_f = _features(config, data.train_x[train_index], folder, context, "train")
-    test_f = _features(config, data.test_x[test_index], folder, context, "test")
-    feature_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    stored = all(caches.features_stored(backbone, x, folder) for x in (data.train_x, data.test_x))
+    def extract(images: np.ndarray, what: str) -> np.ndarray:
+        return caches.features(backbone, images, folder, config.backbone.batch_size,
+                               lambda done, total: context.progress(0.0, f"{what} features {done}/{total}"))
 
-    parts = _partition(config, train_y, seed)
+    train_f, test_f = extract(data.train_x, "train"), extract(data.test_x, "test")
+    record.update(feature_dim=int(train_f.shape[1]), feature_seconds=time.perf_counter() - started,
+                  features_cached=stored)
     client_f = [train_f[p] for p in parts]
-    client_y = [train_y[p] for p in parts]
+    client_y = [data.train_y[p] for p in parts]
+    context.progress(0.5, config.method)
+
+    if config.method != "fedhenet":
+        out = run_linear_fl(client_f, client_y, test_f, data.test_y, data.num_classes, _baseline_config(config, seed))
+        record.update(_baseline_fields(out, config, backbone, train_f.shape[1], len(parts), data.num_classes),
+                      wall_seconds=out.wall_seconds)
+        return record
+
+    out = run_fedhenet(client_f, client_y, test_f, data.test_y, data.num_classes, **_protocol_options(config))
+    fields = _fedhenet_fields(out, config.encrypted)
+    w = out["weights"]
+    pooled = np.sort(np.concatenate([p for p in parts if len(p)]))
+    t = time.perf_counter()
+    w_central, central_cached = caches.centralised(train_f[pooled], data.train_y[pooled], data.num_classes, folder,
+                                                   weighting=config.weighting, lam=config.lam, rcond=config.rcond)
+    central_seconds = time.perf_counter() - t
+    pred = rolann.predict(w, test_f)
+    pred_central = rolann.predict(w_central, test_f)
+    total = out["seconds"]["total"]
+    record.update(
+        fields, wall_seconds=total, he_fraction=out["he_seconds"] / total,
+        he_fraction_with_context=fields["he_with_context_seconds"] / total,
+        centralised_accuracy=float(np.mean(pred_central == data.test_y)),
+        centralised_seconds=central_seconds, centralised_cached=central_cached,
+        max_abs_diff_to_centralised=float(np.max(np.abs(w - w_central))),
+        max_abs_w_central=float(np.max(np.abs(w_central))),
+        prediction_agreement=float(np.mean(pred == pred_central)),
+        w_summary={"shape": list(w.shape), "frobenius": float(np.linalg.norm(w)),
+                   "sha256_rounded_1e-6": hashlib.sha256(np.round(w, 6).tobytes()).hexdigest()[:16]},
+        weighting=config.weighting, lam=config.lam,
+    )
+    return record
+
+
+def _from_images(config: Config, seed: int, context: RunContext, data: _Subset,
+                 parts: list[np.ndarray], record: dict) -> dict:
+    backbone = get_backbone(config.backbone.name, config.backbone.resolution)
+    t = time.perf_counter()
+    model = load_model(backbone).to(context.device)
+    record.update(feature_dim=backbone.feature_dim, model_load_seconds=time.perf_counter() - t)
+    client_x = [data.train_x[p] for p in parts]
+    client_y = [data.train_y[p] for p in parts]
+    context.progress(0.1, f"{config.method} from images")
+
+    if config.method != "fedhenet":
+        out = linear_fl_from_images(backbone, model, client_x, client_y, data.test_x, data.test_y,
+                                    data.num_classes, _baseline_config(config, seed), context.device)
+        record.update(_baseline_fields(out, config, backbone, backbone.feature_dim, len(parts), data.num_classes),
+                      pipeline_seconds=out.wall_seconds)
+        return record
+
+    out = fedhenet_from_images(backbone, model, client_x, client_y, data.test_x, data.test_y, data.num_classes,
+                               batch_size=config.batch_size, device=context.device, **_protocol_options(config))
+    fields = _fedhenet_fields(out, config.encrypted)
+    total = out["pipeline_seconds"]
+    record.update(fields, pipeline_seconds=total, extraction_seconds=out["extraction_seconds"],
+                  pipeline_he_fraction=out["he_seconds"] / total,
+                  pipeline_he_fraction_with_context=fields["he_with_context_seconds"] / total,
+                  weighting=config.weighting, lam=config.lam)
+    return record
+
+
+def run(config: Config, seed: int, context: RunContext) -> dict:
+    data = _subset(config, context)
+    parts = _partition(config, data.train_y, seed)
     sizes = [len(p) for p in parts]
     record: dict = {
         "method": config.method, "encrypted": config.encrypted, "num_clients": config.num_clients,
-        "num_classes": data.num_classes, "train_size": int(len(train_y)), "test_size": int(len(test_y)),
-        "feature_dim": int(train_f.shape[1]), "feature_seconds": feature_seconds, "features_cached": cached,
-        "client_size_min": int(min(sizes)), "client_size_max": int(max(sizes)),
+        "pipeline": config.pipeline, "num_classes": data.num_classes, "train_size": int(len(data.train_y)),
+        "test_size": int(len(data.test_y)), "client_size_min": int(min(sizes)), "client_size_max": int(max(sizes)),
         "data_fingerprint": data.fingerprint,
     }
-    context.progress(0.5, config.method)
-
-    if config.method == "fedhenet":
-        out = run_fedhenet(client_f, client_y, test_f, test_y, data.num_classes, encrypted=config.encrypted,
-                           ckks=config.ckks.params(), lam=config.lam, weighting=config.weighting, rcond=config.rcond)
-        w = out["weights"]
-        pooled = np.sort(np.concatenate([p for p in parts if len(p)]))
-        t = time.perf_counter()
-        w_central, central_cached = _centralised(config, train_f[pooled], train_y[pooled], data.num_classes, folder)
-        central_seconds = time.perf_counter() - t
-        pred = rolann.predict(w, test_f)
-        pred_central = rolann.predict(w_central, test_f)
-        per_client = out["bytes_per_client"]
-        upload_plain = [r["us_bytes"] + r["m_plain_bytes"] for r in per_client]
-        upload = ([r["us_bytes"] + r["m_encrypted_bytes"] for r in per_client] if config.encrypted else upload_plain)
-        download_total = out["download_bytes_per_client"] * out["clients_used"]
-        record.update(
-            accuracy=out["accuracy"], rounds=out["rounds"],
-            clients_used=out["clients_used"], clients_skipped=out["clients_skipped"],
-            upload_bytes_per_client_plain=float(np.mean(upload_plain)),
-            upload_bytes_per_client=float(np.mean(upload)),
-            us_bytes_per_client=float(np.mean([r["us_bytes"] for r in per_client])),
-            m_bytes_per_client=float(np.mean([r["m_encrypted_bytes"] if config.encrypted else r["m_plain_bytes"]
-                                              for r in per_client])),
-            download_bytes_per_client=out["download_bytes_per_client"],
-            total_upload_bytes=int(sum(upload)), total_download_bytes=int(download_total),
-            total_bytes=int(sum(upload) + download_total),
-            wall_seconds=out["seconds"]["total"], seconds=out["seconds"],
-            he_seconds=out["he_seconds"],
-            he_fraction=out["he_fraction_of_total"],
-            he_fraction_with_context=(out["he_seconds"] + out["seconds"].get("context_setup", 0.0))
-            / out["seconds"]["total"],
-            centralised_accuracy=float(np.mean(pred_central == test_y)),
-            centralised_seconds=central_seconds, centralised_cached=central_cached,
-            max_abs_diff_to_centralised=float(np.max(np.abs(w - w_central))),
-            max_abs_w_central=float(np.max(np.abs(w_central))),
-            prediction_agreement=float(np.mean(pred == pred_central)),
-            w_summary={"shape": list(w.shape), "frobenius": float(np.linalg.norm(w)),
-                       "sha256_rounded_1e-6": hashlib.sha256(np.round(w, 6).tobytes()).hexdigest()[:16]},
-            weighting=config.weighting, lam=config.lam,
-        )
-    else:
-        runner = run_fedavg if config.method == "fedavg" else run_fedprox
-        kwargs = {"mu": config.prox_mu} if config.method == "fedprox" else {}
-        out = runner(client_f, client_y, test_f, test_y, data.num_classes, rounds=config.rounds,
-                     batch_size=config.batch_size, seed=derive_seed(seed, "baseline"), **kwargs)
-        record.update(
-            accuracy=out.round_accuracy[-1], round_accuracy=out.round_accuracy, rounds=config.rounds,
-            clients_used=out.clients_used, clients_skipped=len(parts) - out.clients_used,
-            total_bytes=int(out.bytes_sent), upload_bytes_per_client=out.bytes_sent / 2 / max(out.clients_used, 1),
-            wall_seconds=out.wall_seconds,
-        )
+    pipeline = _on_cached_features if config.pipeline == "cached_features" else _from_images
+    record = pipeline(config, seed, context, data, parts, record)
     context.progress(1.0, "done")
     return record

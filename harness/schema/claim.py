@@ -19,6 +19,13 @@ Alpha = Annotated[float, Field(gt=0.0, lt=0.5)]
 
 # --- observations -----------------------------------------------------------
 
+def _distinct(names: list[str], what: str) -> None:
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise PydanticCustomError("repeated_name", "{what} names {names} more than once",
+                                  {"what": what, "names": ", ".join(repeated)})
+
+
 class MetricObservation(StrictModel):
     """A metric of one or more variants, one value per seed."""
 
@@ -30,6 +37,11 @@ class MetricObservation(StrictModel):
     def variants(self) -> list[str]:
         return [self.of] if isinstance(self.of, str) else list(self.of)
 
+    @model_validator(mode="after")
+    def _distinct_variants(self):
+        _distinct(self.variants, "the observation")
+        return self
+
 
 class DifferenceObservation(StrictModel):
     """Paired per-seed difference of a metric: first variant minus second."""
@@ -37,6 +49,13 @@ class DifferenceObservation(StrictModel):
     difference: str
     of: tuple[Identifier, Identifier]
     args: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _two_variants(self):
+        if self.of[0] == self.of[1]:
+            raise PydanticCustomError("self_difference", "a difference of '{variant}' with itself is 0 on every "
+                                      "seed: it cannot fail", {"variant": self.of[0]})
+        return self
 
     @property
     def metric(self) -> str:
@@ -58,6 +77,12 @@ class CorrelationObservation(StrictModel):
     of: Identifier | list[Identifier]
     method: Literal["pearson", "spearman"] = "pearson"
 
+    @model_validator(mode="after")
+    def _distinct_quantities(self):
+        _distinct([*self.correlation, *([self.given] if self.given else [])], "the correlation")
+        _distinct(self.variants, "the observation")
+        return self
+
     @property
     def variants(self) -> list[str]:
         return [self.of] if isinstance(self.of, str) else list(self.of)
@@ -69,6 +94,11 @@ class CompareObservation(StrictModel):
     compare: str
     of: list[Identifier] = Field(min_length=2)
     args: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _distinct_variants(self):
+        _distinct(self.of, "the comparison")
+        return self
 
     @property
     def metric(self) -> str:
@@ -106,7 +136,10 @@ Observation = Annotated[
 # --- expectations -----------------------------------------------------------
 
 class _ValueTest(StrictModel):
+    """`of: mean` tests the mean over seeds (significance level `alpha`); `of: every_seed` reads each seed."""
+
     of: Aggregate = "mean"
+    alpha: Alpha = 0.05
 
 
 class Between(_ValueTest):
@@ -151,7 +184,6 @@ class _Inequality(_ValueTest):
     absence of a significant difference on that side (FAIL only if significant).
     """
 
-    alpha: Alpha = 0.05
     side: ClassVar[str]
     negated: ClassVar[bool] = False
     relation: ClassVar[str]
@@ -187,10 +219,16 @@ class NotBelow(_Inequality):
 
 
 class Order(StrictModel):
-    """Variants from highest to lowest metric."""
+    """Variants from highest to lowest metric: paired one-sided tests of adjacent pairs over the seeds."""
 
     order: list[Identifier] = Field(min_length=2)
     of: Aggregate = "mean"
+    alpha: Alpha = 0.05
+
+    @model_validator(mode="after")
+    def _distinct_variants(self):
+        _distinct(self.order, "the order")
+        return self
 
 
 class Equivalent(StrictModel):

@@ -25,6 +25,8 @@ class ClientUpdate:
     delta: Params
     mask: Params | None
     num_samples: int
+    train_loss: float = math.nan
+    """The client's mean training loss over its local steps this round."""
 
 
 class Weighting(StrEnum):

@@ -8,7 +8,7 @@ from methods.extraction import ExtractionMode
 from methods.federated.aggregation import Weighting
 from methods.federated.capacity import DEFAULT_TIERS
 from methods.federated.objectives import ObjectiveName
-from methods.federated.registry import POLICIES
+from methods.federated.registry import resolve_policy
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,7 @@ class FederationConfig:
     eval_batch_size: int = 256
 
     def __post_init__(self) -> None:
-        if self.policy not in POLICIES:
-            raise ValueError(f"unknown policy {self.policy!r}; valid: {', '.join(POLICIES)}")
+        resolve_policy(self.policy)
         ExtractionMode(self.extraction)
         Weighting(self.weighting)
         ObjectiveName(self.objective)

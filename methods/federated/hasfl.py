@@ -74,5 +74,8 @@ class HasflPolicy(AllocationPolicy):
     def estimates(self) -> list[float]:
         return self.estimator.h_tilde.tolist()
 
+    def client_statistics(self) -> dict[str, list[float]]:
+        return {"h_tilde": self.estimator.h_tilde.tolist()}
+
     def adaptations(self) -> list[dict[str, Any]]:
         return self._adaptations

@@ -30,6 +30,13 @@ class AllocationPolicy(ABC):
         """Per-client heterogeneity estimates H̃, for policies that keep them."""
         return None
 
+    def client_statistics(self) -> dict[str, list[float]]:
+        """Per-client statistics the policy keeps (its estimates), one value per client, by name.
+
+        `fedclaims audit` validates each against capacity and ground-truth label skew.
+        """
+        return {}
+
     def adaptations(self) -> list[dict[str, Any]]:
         """JSON-safe record of every re-allocation (empty for static policies)."""
         return []

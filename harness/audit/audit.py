@@ -1,0 +1,181 @@
+"""`fedclaims audit POLICY`: run a policy on the HAS-FL federations beside its controls, and analyse.
+
+For each federation the HAS-FL experiment's spec (partition, caps, model, schedule, seeds of the
+chosen profile) is reused with four variants: the audited policy, HeteroFL, FjORD, and a random
+control whose budget is the audited run's realised mean capacity in the same seed (a reference
+to its record, resolved in a second wave). Runs go through the same planning, keys, store and
+executors as claims, so a re-audit reuses every record whose code, config and data are unchanged,
+and editing the policy's source re-runs its records.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rich.console import Console
+
+from harness.audit import analysis
+from harness.catalog import Catalog, LoadedSpec, load_catalog
+from harness.execution import execute
+from harness.fetching import fetch_data
+from harness.planning import DependencyFailed, PendingDependency, request_for
+from harness.provenance import git_commit
+from harness.schema.spec import Variant
+from harness.settings import Settings
+from harness.store import ResultStore
+
+FEDERATIONS = {"cifar10": "hasfl-cifar10", "emnist": "hasfl-emnist", "shakespeare": "hasfl-shakespeare"}
+AUDITED = "audited"
+CONTROLS = {
+    "heterofl": {"policy": "heterofl"},
+    "fjord": {"policy": "fjord"},
+    "random-budget": {"policy": "random_budget", "budget": {"match": AUDITED, "metric": "mean_capacity"}},
+}
+DEFAULT_MARGIN = 2.0
+"""Accuracy points within which the audited policy and its matched random control count as equivalent."""
+MAX_WAVES = 3
+
+
+@dataclass
+class FederationAudit:
+    federation: str
+    experiment: str
+    seeds: list[int]
+    results: dict[str, dict[int, dict]] = field(default_factory=dict)
+    validations: list[analysis.StatisticValidation] = field(default_factory=list)
+    comparisons: list[analysis.Comparison] = field(default_factory=list)
+    coverage: analysis.Coverage | None = None
+    capacity: dict[str, str] = field(default_factory=dict)
+    unavailable: str = ""
+
+    def findings(self) -> list[str]:
+        if self.unavailable:
+            return []
+        found = [f"{self.federation}: `{v.statistic}` {v.reading.split(':')[0]} "
+                 f"(r(stat, p_max) {v.with_capacity.text()}; r(stat, TV | p_max) "
+                 f"{v.with_data_given_capacity.text()})" for v in self.validations if v.confounded]
+        control = next((c for c in self.comparisons if c.against == "random-budget"), None)
+        if control is not None and not control.interval[0] > 0:
+            found.append(f"{self.federation}: not better than the matched-budget random control ({control.reading})")
+        found += [f"{self.federation}: {w}" for w in self.coverage.warnings]
+        return found
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"federation": self.federation, "experiment": self.experiment, "seeds": self.seeds,
+                "unavailable": self.unavailable, "capacity": self.capacity,
+                "validations": [v.to_dict() for v in self.validations],
+                "comparisons": [c.to_dict() for c in self.comparisons],
+                "coverage": None if self.coverage is None else self.coverage.to_dict(),
+                "findings": self.findings()}
+
+
+@dataclass
+class Audit:
+    policy: str
+    profile: str
+    commit: str
+    margin: float
+    federations: list[FederationAudit]
+
+    @property
+    def findings(self) -> list[str]:
+        return [f for federation in self.federations for f in federation.findings()]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"policy": self.policy, "profile": self.profile, "commit": self.commit, "margin": self.margin,
+                "findings": self.findings, "exit_code": 1 if self.findings else 0,
+                "federations": [f.to_dict() for f in self.federations]}
+
+
+def audit_spec(base: LoadedSpec, policy: str) -> LoadedSpec:
+    """The HAS-FL experiment of one federation with the audited policy and its three controls."""
+    variants = {AUDITED: Variant(label=policy, config={"federation": {"policy": policy}})}
+    variants |= {name: Variant(label=name, config={"federation": settings}) for name, settings in CONTROLS.items()}
+    spec = base.spec.model_copy(update={"experiment": f"audit-{base.spec.experiment}", "variants": variants,
+                                        "figures": []})
+    return LoadedSpec(spec, base.doc, base.kind)
+
+
+def _run(catalog: Catalog, experiment: str, profile: str, settings: Settings, store: ResultStore,
+         fingerprints: dict[str, str], console: Console) -> dict[str, dict[int, dict]]:
+    spec = catalog.specs[experiment].spec
+    seeds = spec.profiles[profile].seeds
+    summary = None
+    for _ in range(MAX_WAVES):
+        requests, waiting = [], False
+        for variant in spec.variants:
+            for seed in seeds:
+                try:
+                    requests.append(request_for(catalog, experiment, variant, seed, profile, settings, store,
+                                                fingerprints))
+                except PendingDependency as pending:
+                    requests.append(pending.request)
+                    waiting = True
+                except DependencyFailed:
+                    pass
+        summary = execute(requests, store, settings, console, summary)
+        if not waiting:
+            break
+    records: dict[str, dict[int, dict]] = {}
+    for variant in spec.variants:
+        for seed in seeds:
+            try:
+                key = request_for(catalog, experiment, variant, seed, profile, settings, store, fingerprints).key
+            except (PendingDependency, DependencyFailed):
+                continue
+            record = store.get(key)
+            if record is not None:
+                records.setdefault(variant, {})[seed] = record
+    return records
+
+
+def _analyse(federation: FederationAudit, records: dict[str, dict[int, dict]], margin: float) -> None:
+    failed = [f"{variant} seed {seed}: {record['error']['message'].splitlines()[0]}"
+              for variant, by_seed in records.items() for seed, record in by_seed.items() if record["status"] != "ok"]
+    missing = [v for v in [AUDITED, *CONTROLS] if len(records.get(v, {})) != len(federation.seeds)]
+    if failed or missing:
+        federation.unavailable = "; ".join(failed) or f"no records for {missing}"
+        return
+    federation.results = {v: {s: r["result"] for s, r in by_seed.items()} for v, by_seed in records.items()}
+    audited = federation.results[AUDITED]
+    federation.validations = [analysis.validate_statistic(name, audited)
+                              for name in analysis.statistic_names(list(audited.values()))]
+    accuracy = {v: analysis.final_accuracies(results) for v, results in federation.results.items()}
+    federation.comparisons = [
+        analysis.compare_accuracy("random-budget", accuracy[AUDITED], accuracy["random-budget"], margin),
+        analysis.compare_accuracy("heterofl", accuracy[AUDITED], accuracy["heterofl"], None),
+        analysis.compare_accuracy("fjord", accuracy[AUDITED], accuracy["fjord"], None),
+    ]
+    federation.coverage = analysis.coverage(audited)
+    for variant, results in federation.results.items():
+        means = [sum(r["mean_width"] for r in result["history"]) / len(result["history"]) for result in results.values()]
+        federation.capacity[variant] = f"{sum(means) / len(means):.3f}"
+
+
+def run_audit(settings: Settings, policy: str, profile: str, federations: list[str], margin: float = DEFAULT_MARGIN,
+              console: Console | None = None) -> Audit:
+    console = console or Console(stderr=True)
+    shipped = load_catalog(settings.claims_dir, settings.specs_dir, settings.root)
+    catalog = Catalog()
+    for name in federations:
+        base = shipped.specs[FEDERATIONS[name]]
+        if profile not in base.spec.profiles:
+            raise ValueError(f"experiment {base.spec.experiment} has no profile {profile!r}; "
+                             f"profiles: {', '.join(base.spec.profiles)}")
+        loaded = audit_spec(base, policy)
+        catalog.specs[loaded.spec.experiment] = loaded
+    store = ResultStore(settings.store_dir)
+    needed = {name: loaded.kind.datasets(loaded.resolve("heterofl", profile)) for name, loaded in catalog.specs.items()}
+    data = fetch_data(sorted({d for names in needed.values() for d in names}), settings, console)
+    settings = replace(settings, download=False)  # runs read only what was fetched above
+    audit = Audit(policy, profile, git_commit(settings.root), margin, [])
+    for name in federations:
+        experiment = f"audit-{FEDERATIONS[name]}"
+        federation = FederationAudit(name, experiment, list(catalog.specs[experiment].spec.profiles[profile].seeds))
+        lacking = [d for d in needed[experiment] if d in data.problems]
+        if lacking:
+            federation.unavailable = "; ".join(data.problems[d].splitlines()[0] for d in lacking)
+        else:
+            _analyse(federation, _run(catalog, experiment, profile, settings, store, data.fingerprints, console), margin)
+        audit.federations.append(federation)
+    return audit

@@ -1,0 +1,54 @@
+"""The report's Performance section, from the committed full benchmark run (benchmarks/latest.json).
+
+Every pytest-benchmark group compares candidates with one reference measured in the same run:
+the benchmark whose `extra_info["role"]` is "reference". A candidate's figure is the
+reference's mean time over its own (a speed-up: above 1 is faster). Other numbers a
+benchmark records in `extra_info` (throughput, GFLOP/s, share of the matmul peak) are shown
+beside it.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+RESULTS = Path("benchmarks") / "latest.json"
+HIDDEN = {"role"}
+
+
+def _format(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+def performance_section(root: Path) -> list[str]:
+    path = root / RESULTS
+    lines = ["## Performance", ""]
+    if not path.exists():
+        return lines + [f"No full benchmark run is committed ({RESULTS}); `pytest benchmarks --bench-full "
+                        f"--benchmark-json={RESULTS}` writes one.", ""]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    info = data.get("machine_info", {})
+    lines += [f"From `{RESULTS}` ({data.get('datetime', 'undated')}; {info.get('cpu', {}).get('brand_raw', 'CPU')}, "
+              f"{info.get('cpu', {}).get('count', '?')} cores, Python {info.get('python_version', '?')}). "
+              "Each group's speed-up is the reference's mean time over the candidate's, both measured in that run.", ""]
+    groups: dict[str, list[dict]] = {}
+    for bench in data.get("benchmarks", []):
+        groups.setdefault(bench.get("group") or bench["name"], []).append(bench)
+    for group, benches in groups.items():
+        reference = next((b for b in benches if b.get("extra_info", {}).get("role") == "reference"), None)
+        extra_keys = list(dict.fromkeys(k for b in benches for k in b.get("extra_info", {}) if k not in HIDDEN))
+        lines += [f"**{group}**", "", "| benchmark | mean (s) | speed-up vs reference | " + " | ".join(extra_keys) + " |",
+                  "|---|---|---|" + "---|" * len(extra_keys)]
+        for bench in benches:
+            mean = bench["stats"]["mean"]
+            if reference is None:
+                speedup = "—"
+            elif bench is reference:
+                speedup = "reference"
+            else:
+                speedup = f"{reference['stats']['mean'] / mean:.2f}×"
+            extras = [_format(bench.get("extra_info", {}).get(k, "")) for k in extra_keys]
+            lines.append(f"| {bench['name']} | {mean:.4g} | {speedup} | " + " | ".join(extras) + " |")
+        lines.append("")
+    return lines
