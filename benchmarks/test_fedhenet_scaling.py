@@ -4,8 +4,8 @@ Synthetic features of the smoke shape (D = 1280, C = 10, the smoke profile's 4,0
 samples in all, split evenly over N clients; the quick form: D = 320, 1,000 samples), one
 thread as in a run. "client statistics" is
 every client's (U S, M) one after another; "server merge" is the TSQR merge of all U S and
-the solve for W. Each figure is reported relative to N = 10 measured in the same session
-(extra_info `relative_to_n10`), and every N's W must equal the centralised solution.
+the solve for W. N = 10 is each group's reference (the report's speed-up of N is N = 10's
+time over N's), and every N's W must equal the centralised solution.
 """
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from methods.fedhenet.rolann import centralised_solution, client_statistics, mer
 
 CLASSES = 10
 CLIENT_COUNTS = (10, 100, 500)
-_at_n10: dict[str, float] = {}
 
 
 @pytest.fixture(scope="module")
@@ -46,15 +45,10 @@ def _merge_and_solve(stats) -> np.ndarray:
     return solve(*merge(stats))
 
 
-def _relative(benchmark, figure: str, clients: int) -> None:
-    if benchmark.stats is None:
-        return
-    mean = benchmark.stats.stats.mean
+def _describe(benchmark, clients: int, features) -> None:
+    benchmark.extra_info.update(clients=clients, samples_per_client=len(features[1]) // clients)
     if clients == CLIENT_COUNTS[0]:
-        _at_n10[figure] = mean
-    if figure in _at_n10:
-        benchmark.extra_info["relative_to_n10"] = round(mean / _at_n10[figure], 3)
-    benchmark.extra_info["clients"] = clients
+        benchmark.extra_info["role"] = "reference"
 
 
 @pytest.mark.benchmark(group="FedHENet client statistics vs N (samples fixed)")
@@ -63,7 +57,7 @@ def test_client_statistics(benchmark, bench_scale, features, clients) -> None:
     parts = _split(features, clients)
     with threadpool_limits(1):
         stats = bench_scale.run(benchmark, lambda: _all_statistics(parts))
-    _relative(benchmark, "statistics", clients)
+    _describe(benchmark, clients, features)
     assert len(stats) == clients and sum(s.n for s in stats) == len(features[1])
     assert all(s.US.shape[0] == features[0].shape[1] + 1 for s in stats)
 
@@ -74,5 +68,5 @@ def test_server_merge(benchmark, bench_scale, features, centralised, clients) ->
     with threadpool_limits(1):
         stats = _all_statistics(_split(features, clients))
         w = bench_scale.run(benchmark, lambda: _merge_and_solve(stats))
-    _relative(benchmark, "merge", clients)
+    _describe(benchmark, clients, features)
     np.testing.assert_allclose(w, centralised, rtol=1e-6, atol=1e-9)
