@@ -61,7 +61,8 @@ def _lost(request: RunRequest, settings: dict[str, Any], error: Exception, start
           raised: bool) -> dict[str, Any]:
     """The ERROR record of a run whose task raised, or whose worker died on every attempt."""
     lines = str(error).strip().splitlines()
-    what = "raised" if raised else f"failed {RETRIES + 1} times (1 attempt and {RETRIES} retries)"
+    retries = f"{RETRIES} retr{'y' if RETRIES == 1 else 'ies'}"
+    what = "raised" if raised else f"failed {RETRIES + 1} times (1 attempt and {retries})"
     message = f"the run's Ray task {what}: {type(error).__name__}: {lines[0] if lines else ''}"
     return make_record(asdict(request), settings, "error", None,
                        {"type": type(error).__name__, "message": message, "traceback": str(error)},

@@ -133,7 +133,7 @@ def test_worker_dying_on_every_attempt_gives_an_error_record(cluster, base, requ
     record = store.get(victim.key)
     assert record["status"] == "error" and record["result"] is None
     assert record["error"]["type"] == "WorkerCrashedError"
-    assert record["error"]["message"].startswith("the run's Ray task failed 2 times (1 attempt and 1 retries): "
+    assert record["error"]["message"].startswith("the run's Ray task failed 2 times (1 attempt and 1 retry): "
                                                  "WorkerCrashedError")
     assert _results(store, requests[1:]) == {r.key: processes_results[r.key] for r in requests[1:]}
 
