@@ -19,10 +19,13 @@ def _settings(args: argparse.Namespace) -> Settings:
     root = Path(args.root).resolve() if args.root else find_project_root()
     workers = getattr(args, "workers", None)
     executor = getattr(args, "executor", None)
+    address = getattr(args, "address", None)
+    if address and executor not in (None, "ray"):
+        raise ValueError(f"--address is the Ray cluster's address; it does not go with --executor {executor}")
     return Settings.from_env(root, store_dir=Path(args.store) if getattr(args, "store", None) else None,
                              data_dir=Path(args.data) if getattr(args, "data", None) else None,
                              device=getattr(args, "device", None), workers=workers, executor=executor,
-                             threads=getattr(args, "threads", None))
+                             threads=getattr(args, "threads", None), ray_address=address)
 
 
 def _selection(parser: argparse.ArgumentParser) -> None:
@@ -35,9 +38,15 @@ def _execution(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", help="results store folder (default: $FEDCLAIMS_STORE or ~/.cache/fedclaims/store)")
     parser.add_argument("--data", help="folder of local data set copies (default: $FEDCLAIMS_DATA)")
     parser.add_argument("--device", help="torch device for training, e.g. cuda (default cpu)")
-    parser.add_argument("--workers", type=int, help="parallel worker processes (default 1)")
+    parser.add_argument("--workers", type=int, help="parallel worker processes (default: one per CPU core, "
+                                                    "one on a GPU)")
     parser.add_argument("--threads", type=int, help="torch threads inside each run (default 1; part of every record's key)")
-    parser.add_argument("--executor", choices=("local", "processes", "ray"), help="how runs execute")
+    parser.add_argument("--executor", choices=("local", "processes", "ray"),
+                        help="how runs execute (default: ray with an address, else processes with --workers > 1, "
+                             "else local)")
+    parser.add_argument("--address", help="Ray cluster to run on, e.g. HEAD:6379 or auto (default: "
+                                          "$FEDCLAIMS_RAY_ADDRESS, else $RAY_ADDRESS, else a local Ray instance "
+                                          "of --workers CPUs)")
 
 
 def cmd_validate(args) -> int:

@@ -56,3 +56,7 @@ class SpecError(Exception):
 
 class RunFailure(Exception):
     """A run could not produce a record (raised inside a runner)."""
+
+
+class WorkerMismatch(RunFailure):
+    """A worker's code or libraries differ from those the driver hashed into the run's key."""

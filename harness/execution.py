@@ -1,14 +1,17 @@
 """Run planned requests through an executor, reusing finished records from the store.
 
 Executors: `local` (in this process, one run after another), `processes` (a pool of
-worker processes, each with its own thread budget), `ray` (a Ray cluster, if installed).
-Records are written by this process only, as each run finishes, so an interrupted
-set of runs resumes where it stopped. A run that raises becomes an ERROR record and
-the others go on; a run whose data set is unavailable becomes an `unavailable` record.
+worker processes, each with its own thread budget), `ray` (tasks on a Ray cluster, if
+installed: `harness.ray_executor`). Records are written by this process only, as each run
+finishes, so an interrupted set of runs resumes where it stopped. A run that raises becomes
+an ERROR record and the others go on; a run whose data set is unavailable becomes an
+`unavailable` record. A worker whose code or libraries differ from the ones the run's key
+was computed from makes an ERROR record instead of a record under a key that misdescribes it.
 """
 from __future__ import annotations
 
 import importlib
+import os
 import time
 import traceback
 from collections.abc import Callable, Iterable
@@ -20,9 +23,10 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from harness.errors import WorkerMismatch
 from harness.kinds import KINDS
 from harness.planning import RunRequest
-from harness.provenance import library_versions, machine
+from harness.provenance import code_fingerprint, library_versions, machine
 from harness.runners.context import RunContext
 from harness.settings import Settings
 from harness.store import ResultStore
@@ -62,11 +66,35 @@ def _context(settings: dict[str, Any], progress: Callable[[float, str], None] | 
 def run_request(request: dict[str, Any], settings: dict[str, Any],
                 progress: Callable[[float, str], None] | None = None) -> dict[str, Any]:
     """Execute one run and return its record (never raises for a failing run)."""
-    import torch
     from threadpoolctl import threadpool_limits
-    torch.set_num_threads(settings["threads"])
+    _configure_torch(settings["device"], settings["threads"])
     with threadpool_limits(limits=settings["threads"]):
         return _run_request(request, settings, progress)
+
+
+def _configure_torch(device: str, threads: int) -> None:
+    """Thread count, and on CUDA kernels whose results do not depend on scheduling."""
+    import torch
+    torch.set_num_threads(threads)
+    if device.startswith("cuda"):
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # read when cuBLAS starts
+        torch.backends.cudnn.benchmark = False
+        torch.backends.cudnn.deterministic = True
+        torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def _check_worker(request: dict[str, Any], settings: dict[str, Any]) -> None:
+    """Raise WorkerMismatch if this process would not compute what the run's key describes."""
+    code = code_fingerprint(KINDS[request["kind"]].runner)
+    if code != request["code"]:
+        changed = sorted(name for name in set(code) | set(request["code"]) if code.get(name) != request["code"].get(name))
+        raise WorkerMismatch(f"this worker's source of {', '.join(changed)} differs from the one the run was "
+                             "planned with; run every worker on the driver's code")
+    expected = settings.get("libraries")
+    if expected is not None and library_versions() != expected:
+        changed = sorted(name for name in expected if library_versions().get(name) != expected[name])
+        raise WorkerMismatch("this worker's library versions differ from the driver's: " + ", ".join(
+            f"{name} {library_versions().get(name)} (driver: {expected[name]})" for name in changed))
 
 
 def _run_request(request: dict[str, Any], settings: dict[str, Any],
@@ -74,21 +102,28 @@ def _run_request(request: dict[str, Any], settings: dict[str, Any],
     import torch
     kind = KINDS[request["kind"]]
     started = time.time()
-    record: dict[str, Any] = {k: request[k] for k in ("key", "experiment", "variant", "seed", "profile", "kind", "config")}
     try:
+        _check_worker(request, settings)
         module = importlib.import_module(kind.runner)
         config = module.Config.model_validate(request["config"])
         result = module.run(config, request["seed"], _context(settings, progress))
-        record.update(status="ok", result=result, error=None)
-    except Exception as error:  # noqa: BLE001 - every failure of a run is recorded, not raised
+        status, error = "ok", None
+    except Exception as exception:  # noqa: BLE001 - every failure of a run is recorded, not raised
         from harness.datasets.errors import DatasetUnavailable
-        status = "unavailable" if isinstance(error, DatasetUnavailable) else "error"
-        record.update(status=status, result=None,
-                      error={"type": type(error).__name__, "message": str(error),
-                             "traceback": traceback.format_exc(limit=20)})
+        status = "unavailable" if isinstance(exception, DatasetUnavailable) else "error"
+        result, error = None, {"type": type(exception).__name__, "message": str(exception),
+                               "traceback": traceback.format_exc(limit=20)}
+    return make_record(request, settings, status, result, error, started, torch.get_num_threads())
+
+
+def make_record(request: dict[str, Any], settings: dict[str, Any], status: str, result: dict[str, Any] | None,
+                error: dict[str, str] | None, started: float, threads: int) -> dict[str, Any]:
+    """A run's record: the request's identity, the outcome, and where and how it was computed."""
+    record: dict[str, Any] = {k: request[k] for k in ("key", "experiment", "variant", "seed", "profile", "kind", "config")}
+    record.update(status=status, result=result, error=error)
     record["provenance"] = {
         "code": request["code"], "datasets": request["datasets"], "libraries": library_versions(),
-        "machine": machine(), "device": settings["device"], "threads": torch.get_num_threads(),
+        "machine": machine(), "device": settings["device"], "threads": threads,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
         "wall_seconds": round(time.time() - started, 3),
     }
@@ -97,7 +132,8 @@ def _run_request(request: dict[str, Any], settings: dict[str, Any],
 
 def _settings_dict(settings: Settings) -> dict[str, Any]:
     return {"data_dir": str(settings.data_dir) if settings.data_dir else None, "cache_dir": str(settings.cache_dir),
-            "download": settings.download, "device": settings.device, "threads": settings.threads}
+            "download": settings.download, "device": settings.device, "threads": settings.threads,
+            "libraries": library_versions()}
 
 
 def execute(requests: Iterable[RunRequest], store: ResultStore, settings: Settings,
@@ -185,16 +221,9 @@ def _execute_pool(todo, settings, progress, task, finished) -> None:
 
 
 def _execute_ray(todo, settings, progress, task, finished) -> None:
-    try:
-        ray = importlib.import_module("ray")
-    except ImportError as error:
-        raise RuntimeError("the ray executor needs Ray: pip install 'fedclaims[ray]'") from error
-    if not ray.is_initialized():
-        ray.init()
-    options = _settings_dict(settings)
-    remote = ray.remote(num_cpus=options["threads"])(run_request)
-    pending = {remote.remote(asdict(request), options): request for request in todo}
-    while pending:
-        done, _ = ray.wait(list(pending), num_returns=1)
-        for ref in done:
-            finished(pending.pop(ref), ray.get(ref))
+    from harness.ray_executor import execute_on_ray
+
+    def status(text: str) -> None:
+        progress.update(task, description=text)
+
+    execute_on_ray(todo, settings, _settings_dict(settings), finished, status)

@@ -37,6 +37,8 @@ class Settings:
     """torch (and BLAS) threads inside every run, whatever the executor. It changes the order of
     float reductions, so it is part of every record's key."""
     executor: str = "local"
+    ray_address: str | None = None
+    """Cluster the `ray` executor joins (None: $RAY_ADDRESS, else a local instance)."""
 
     @property
     def claims_dir(self) -> Path:
@@ -57,12 +59,14 @@ class Settings:
             data_dir=Path(data) if data else None,
             download=os.environ.get("FEDCLAIMS_DOWNLOAD", "1") != "0",
             device=os.environ.get("FEDCLAIMS_DEVICE", "cpu"),
+            ray_address=os.environ.get("FEDCLAIMS_RAY_ADDRESS") or None,
         )
         values.update({k: v for k, v in overrides.items() if v is not None})
         if values.get("workers") is None:
             values["workers"] = default_workers(values["device"])
         if values.get("executor") is None:
-            values["executor"] = "processes" if values["workers"] > 1 else "local"
+            values["executor"] = ("ray" if values["ray_address"] else
+                                  "processes" if values["workers"] > 1 else "local")
         return cls(**values)
 
 
