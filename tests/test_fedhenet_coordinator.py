@@ -20,7 +20,9 @@ CLAIMS = ("fedhenet.he.coordinator-cannot-decrypt", "fedhenet.he.coordinator-hol
 def _verdicts(record: dict) -> dict[str, str]:
     """Each privacy claim's smoke verdict with `record` as every seed's fedhenet-encrypted run."""
     catalog = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)
-    lookup = lambda experiment, variant, seed, profile: (f"{variant}-{seed}", {"status": "ok", "result": record})  # noqa: E731
+    config = _config(encrypted=True).model_dump(mode="json")
+    lookup = lambda experiment, variant, seed, profile: (f"{variant}-{seed}",  # noqa: E731
+                                                         {"status": "ok", "result": record, "config": config})
     return {claim: verify_claim(catalog, catalog.claim(claim), "smoke", lookup).status for claim in CLAIMS}
 
 
