@@ -17,6 +17,7 @@ from methods.federated.evaluation import evaluate
 from methods.federated.objectives import LocalSettings, build_objective
 from methods.federated.registry import build_policy
 from methods.federated.results import FederationResult, RoundRecord
+from methods.federated.round_training import train_round
 from methods.federated.seeding import numpy_rng, torch_generator
 from methods.federated.submodel import ModuleCache, Params, SubmodelView, load_params
 from methods.models.slicing import SliceableFamily
@@ -83,22 +84,24 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
         lr = cfg.lr * cfg.lr_decay ** t
         settings = LocalSettings(cfg.local_epochs, cfg.batch_size, lr, cfg.momentum,
                                  cfg.weight_decay, cfg.clip_norm)
-        updates: list[ClientUpdate] = []
-        losses: list[float] = []
-        nonfinite = False
+        views: dict[int, SubmodelView] = {}
         for i in sampled:
             generator = torch_generator(seed, "extraction", t, i) if random_extraction else None
-            view = SubmodelView.for_width(family, global_params, widths[i], cfg.extraction, t,
-                                          generator)
-            tracker.record(view)
+            views[i] = SubmodelView.for_width(family, global_params, widths[i], cfg.extraction, t,
+                                              generator)
+            tracker.record(views[i])
             client_widths[i].append((t, widths[i]))
-            start = view.extract(global_params)
-            result = objective.train(i, modules.get(view.sizes), view, start, data.clients[i],
-                                     settings, torch_generator(seed, "batches", t, i))
+        starts = {i: views[i].extract(global_params) for i in sampled}
+        results = train_round(cfg.client_execution, objective, family, modules, sampled, views,
+                              starts, data.clients, settings,
+                              {i: torch_generator(seed, "batches", t, i) for i in sampled})
+        updates: list[ClientUpdate] = []
+        for i in sampled:
+            result, start, view = results[i], starts[i], views[i]
             delta = view.embed({name: result.params[name] - start[name] for name in start})
             updates.append(ClientUpdate(i, widths[i], delta, view.mask, result.num_samples))
-            losses.append(result.mean_loss)
-            nonfinite |= result.nonfinite
+        losses = [results[i].mean_loss for i in sampled]
+        nonfinite = any(results[i].nonfinite for i in sampled)
         objective.end_round()
         global_params, mean_update = aggregate(global_params, updates,
                                                client_weights(cfg.weighting, updates))

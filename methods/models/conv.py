@@ -7,7 +7,10 @@ from collections.abc import Iterable, Mapping, Sequence
 import torch
 from torch import Tensor, nn
 
+from methods.models.conv_stacked import StackedConvNet
 from methods.models.slicing import Axis, SliceableFamily, default_init_
+
+BATCHNORM_EPS = 1e-5
 
 
 class ConvNet(nn.Module):
@@ -23,7 +26,8 @@ class ConvNet(nn.Module):
         for i, (c_in, c_out) in enumerate(zip(widths[:-1], widths[1:])):
             layers: OrderedDict[str, nn.Module] = OrderedDict(
                 conv=nn.Conv2d(c_in, c_out, kernel_size=3, stride=1, padding=1),
-                bn=nn.BatchNorm2d(c_out, momentum=None, track_running_stats=True),
+                bn=nn.BatchNorm2d(c_out, eps=BATCHNORM_EPS, momentum=None,
+                                  track_running_stats=True),
             )
             # pooling before the ReLU: the same values and gradients (ReLU is monotone), and
             # the ReLU touches a quarter of the elements
@@ -66,6 +70,12 @@ class ConvFamily(SliceableFamily):
         if generator is not None:
             default_init_(model, generator)
         return model
+
+    def stacked(self, sizes: Mapping[str, int],
+                device: torch.device | str = "cpu") -> StackedConvNet:
+        sizes = self.check_sizes(sizes)
+        module = self.build(sizes, generator=torch.Generator().manual_seed(0)).to(device)
+        return StackedConvNet(module, [sizes[g] for g in self.groups], BATCHNORM_EPS)
 
     def param_axes(self) -> dict[str, tuple[Axis | None, ...]]:
         axes: dict[str, tuple[Axis | None, ...]] = {}

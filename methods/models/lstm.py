@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from methods.models.slicing import Axis, SliceableFamily, default_init_
+from methods.models.stacked import StackedModel, per_client_logits
 
 
 class CharLSTM(nn.Module):
@@ -74,6 +75,11 @@ class CharLSTMFamily(SliceableFamily):
             default_init_(model, generator)
         return model
 
+    def stacked(self, sizes: Mapping[str, int],
+                device: torch.device | str = "cpu") -> StackedCharLSTM:
+        module = self.build(sizes, generator=torch.Generator().manual_seed(0)).to(device)
+        return StackedCharLSTM(module)
+
     def param_axes(self) -> dict[str, tuple[Axis | None, ...]]:
         axes: dict[str, tuple[Axis | None, ...]] = {"embedding.weight": (None, None)}
         for k in range(self.num_layers):
@@ -86,3 +92,17 @@ class CharLSTMFamily(SliceableFamily):
         axes["head.weight"] = (None, Axis(f"layer{self.num_layers - 1}"))
         axes["head.bias"] = (None,)
         return axes
+
+
+class StackedCharLSTM(StackedModel):
+    """Same-size char LSTMs trained together: each client's sequence model runs nn.LSTM's fused
+    oneDNN kernel with its own weights; the clients share the loss, the backward pass and the
+    optimizer step. (Every stacked recurrence built from batched matrix products measured
+    slower than the fused kernel on the 2-core CPU, see docs/architecture.md.)
+    """
+
+    def __init__(self, module: nn.Module) -> None:
+        self.module = module
+
+    def logits(self, params: Mapping[str, Tensor], inputs: Tensor) -> Tensor:
+        return per_client_logits(self.module, params, inputs)

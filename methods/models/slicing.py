@@ -9,9 +9,13 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor, nn
+
+if TYPE_CHECKING:
+    from methods.models.stacked import StackedModel
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,11 @@ class SliceableFamily(ABC):
     @abstractmethod
     def param_axes(self) -> dict[str, tuple[Axis | None, ...]]:
         """For every parameter name of ``build()``: one entry per tensor dim (None = not sliced)."""
+
+    def stacked(self, sizes: Mapping[str, int],
+                device: torch.device | str = "cpu") -> StackedModel | None:
+        """The form that trains many sub-models of ``sizes`` at once, if the family offers one."""
+        return None
 
     def check_sizes(self, sizes: Mapping[str, int] | None) -> dict[str, int]:
         """Sizes for every group (full width when None), validated."""

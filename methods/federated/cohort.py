@@ -1,0 +1,106 @@
+"""Local training of a cohort: G clients whose sub-models have the same shapes, trained together.
+
+Each client follows ``objectives.train_local`` exactly: E epochs, each reshuffled with the
+client's own generator, mini-batches of ``batch_size`` with a ragged last one, cross-entropy
+averaged over the client's batch, the gradient correction, clipping to the client's own norm,
+then SGD with the client's own momentum buffers. Clients with fewer samples take fewer steps:
+once finished, a client neither moves nor decays its momentum. At a step where active clients
+hold batches of different sizes, each size is a separate forward pass (batch norm statistics
+stay per client over exactly its batch).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from methods.federated.data import ClientData
+from methods.federated.local import LocalResult, LocalSettings
+from methods.federated.stacked_sgd import StackedSGD, clip_per_client_
+from methods.models.stacked import StackedModel
+
+StackedCorrection = Callable[[Mapping[str, Tensor], Mapping[str, Tensor]], None]
+"""Adds a per-client term to the stacked gradients (second argument), given the parameters."""
+
+
+class _ClientBatches:
+    """One client's mini-batches, epoch after epoch, drawn from its generator as train_local does."""
+
+    def __init__(self, data: ClientData, batch_size: int, epochs: int,
+                 generator: torch.Generator) -> None:
+        self.data = data
+        self.batch_size = batch_size
+        self.generator = generator
+        self.per_epoch = math.ceil(len(data) / batch_size)
+        self.steps = epochs * self.per_epoch
+        self._batches: tuple[Tensor, ...] = ()
+
+    def at(self, step: int) -> Tensor:
+        """Sample indices of the client's ``step``-th mini-batch (steps come in order)."""
+        within = step % self.per_epoch
+        if within == 0:
+            order = torch.randperm(len(self.data), generator=self.generator)
+            self._batches = order.to(self.data.x.device).split(self.batch_size)
+        return self._batches[within]
+
+
+def _stack(starts: Sequence[Mapping[str, Tensor]]) -> dict[str, Tensor]:
+    return {name: torch.stack([s[name] for s in starts]).requires_grad_(True)
+            for name in starts[0]}
+
+
+def train_cohort(model: StackedModel, starts: Sequence[Mapping[str, Tensor]],
+                 data: Sequence[ClientData], settings: LocalSettings,
+                 generators: Sequence[torch.Generator],
+                 correction: StackedCorrection | None = None) -> list[LocalResult]:
+    """``train_local`` for every client of the cohort; results in the order of ``starts``."""
+    clients = len(starts)
+    params = _stack(starts)
+    optimizer = StackedSGD(params, settings.lr, settings.momentum, settings.weight_decay)
+    batches = [_ClientBatches(d, settings.batch_size, settings.epochs, g)
+               for d, g in zip(data, generators)]
+    device = data[0].x.device
+    loss_sums = torch.zeros(clients, device=device)
+    every = torch.arange(clients, device=device)
+    for step in range(max((b.steps for b in batches), default=0)):
+        active = [c for c in range(clients) if step < batches[c].steps]
+        chosen = {c: batches[c].at(step) for c in active}
+        by_size: dict[int, list[int]] = {}
+        for c in active:
+            by_size.setdefault(len(chosen[c]), []).append(c)
+        for p in params.values():
+            p.grad = None
+        for members in by_size.values():
+            index = None if len(members) == clients else torch.tensor(members, device=device)
+            view = params if index is None else {n: p.index_select(0, index)
+                                                  for n, p in params.items()}
+            x = torch.stack([data[c].x[chosen[c]] for c in members])
+            y = torch.stack([data[c].y[chosen[c]] for c in members])
+            logits = model.logits(view, x)
+            losses = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")
+            losses = losses.view(len(members), -1).mean(dim=1)
+            losses.sum().backward()
+            with torch.no_grad():
+                loss_sums.index_add_(0, every if index is None else index, losses.detach())
+        grads = {name: p.grad for name, p in params.items()}
+        with torch.no_grad():
+            if correction is not None:
+                correction(params, grads)
+            if settings.clip_norm is not None:
+                clip_per_client_(grads, settings.clip_norm)
+        optimizer.step(grads, None if len(active) == clients
+                       else torch.tensor(active, device=device))
+    return [_result(params, c, len(data[c]), batches[c].steps, loss_sums[c])
+            for c in range(clients)]
+
+
+def _result(params: Mapping[str, Tensor], client: int, num_samples: int, steps: int,
+            loss_sum: Tensor) -> LocalResult:
+    trained = {name: p.detach()[client].clone() for name, p in params.items()}
+    mean_loss = float(loss_sum) / steps if steps else math.nan
+    nonfinite = (steps > 0 and not math.isfinite(mean_loss)) or not all(
+        bool(torch.isfinite(t).all()) for t in trained.values())
+    return LocalResult(trained, num_samples, steps, mean_loss, nonfinite)
