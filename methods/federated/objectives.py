@@ -52,7 +52,7 @@ def train_local(model: nn.Module, start: Mapping[str, Tensor], data: ClientData,
     device = data.x.device
     loss_sum = torch.zeros((), device=device)
     steps = 0
-    for _ in range(settings.epochs):
+    for _ in range(settings.epochs if n > 0 else 0):  # an empty split is one empty batch
         order = torch.randperm(n, generator=generator).to(device)
         for batch in order.split(settings.batch_size):
             optimizer.zero_grad(set_to_none=True)
