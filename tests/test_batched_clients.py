@@ -1,0 +1,248 @@
+"""Batched client execution computes what the one-at-a-time reference computes.
+
+Every policy, objective and extraction mode on the conv and char-LSTM families, with clipping,
+weight decay, momentum and unequal client sizes (ragged last batches, different step counts);
+the grouped and the per-client conv forms; the cohort trainer against train_local client by
+client; the per-client SGD against torch.optim.SGD with clip_grad_norm_.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from methods.extraction import select_units
+from methods.federated import ClientData, FederatedDataset, FederationConfig, run_federation
+from methods.federated.cohort import train_cohort
+from methods.federated.objectives import LocalSettings, train_local
+from methods.federated.round_training import cohorts
+from methods.federated.stacked_sgd import StackedSGD, clip_per_client_
+from methods.federated.submodel import SubmodelView
+from methods.models import conv_stacked
+from methods.models.conv import ConvFamily
+from methods.models.lstm import CharLSTMFamily
+from methods.models.slicing import SliceableFamily, extract
+
+SIZES = [5, 16, 9, 20, 12, 3]
+CAPS = np.array([0.25, 0.5, 0.75, 1.0, 0.5, 0.25])
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def conv_family() -> ConvFamily:
+    return ConvFamily(3, 4, [4, 6, 8])
+
+
+def lstm_family() -> CharLSTMFamily:
+    return CharLSTMFamily(vocab_size=7, embed_dim=3, hidden=8, num_layers=2)
+
+
+def _sample(family: SliceableFamily, n: int, g: torch.Generator) -> ClientData:
+    if isinstance(family, ConvFamily):
+        return ClientData(torch.randn(n, 3, 8, 8, generator=g), torch.randint(0, 4, (n,), generator=g))
+    return ClientData(torch.randint(0, 7, (n, 6), generator=g), torch.randint(0, 7, (n,), generator=g))
+
+
+def federation(family: SliceableFamily, sizes=SIZES) -> FederatedDataset:
+    g = torch.Generator().manual_seed(0)
+    clients = [_sample(family, n, g) for n in sizes]
+    test = _sample(family, 24, g)
+    calibration = test.x[:16] if isinstance(family, ConvFamily) else None
+    return FederatedDataset(clients, test, calibration, 4 if isinstance(family, ConvFamily) else 7)
+
+
+def config(**overrides) -> FederationConfig:
+    base = dict(num_clients=len(SIZES), clients_per_round=5, rounds=3, local_epochs=2,
+                batch_size=4, lr=0.05, momentum=0.9, weight_decay=1e-2, clip_norm=0.5,
+                t_warm=1, t_adapt=1, t_norm=2, eval_every=1, eval_batch_size=8)
+    return FederationConfig(**{**base, **overrides})
+
+
+def _assert_same_record(batched: dict, sequential: dict, path: str = "") -> None:
+    """Equal records, floats to float tolerance."""
+    if isinstance(sequential, dict):
+        assert batched.keys() == sequential.keys(), path
+        for key in sequential:
+            _assert_same_record(batched[key], sequential[key], f"{path}.{key}")
+    elif isinstance(sequential, list):
+        assert len(batched) == len(sequential), path
+        for i, (b, s) in enumerate(zip(batched, sequential)):
+            _assert_same_record(b, s, f"{path}[{i}]")
+    elif isinstance(sequential, float):
+        assert batched == pytest.approx(sequential, rel=1e-4, abs=1e-6), path
+    else:
+        assert batched == sequential, path
+
+
+def _both(family: SliceableFamily, cfg: FederationConfig, seed: int = 3):
+    data = federation(family)
+    results = {mode: run_federation(family, data, dataclasses.replace(cfg, client_execution=mode),
+                                    CAPS, seed) for mode in ("sequential", "batched")}
+    return results["batched"], results["sequential"]
+
+
+def _assert_equivalent(batched, sequential) -> None:
+    for name, value in sequential.final_params.items():
+        torch.testing.assert_close(batched.final_params[name], value, rtol=1e-4, atol=1e-5)
+    b, s = batched.to_dict(), sequential.to_dict()
+    for record in (b, s):
+        record.pop("wall_time_s")
+        assert record["config"].pop("client_execution")
+    _assert_same_record(b, s)
+
+
+RUNS = [
+    *[dict(policy=p) for p in ("full", "heterofl", "fjord", "uniform", "hasfl")],
+    dict(policy="random_budget", budget=0.5),
+    dict(policy="heterofl", extraction="rolling"),
+    dict(policy="fjord", extraction="random"),
+    dict(policy="heterofl", extraction="rolling", objective="fedprox", prox_mu=0.5),
+    dict(policy="uniform", extraction="random", objective="scaffold"),
+    dict(policy="heterofl", extraction="prefix", objective="scaffold", scaffold_momentum=True),
+    dict(policy="full", objective="fedprox", prox_mu=0.5),
+]
+
+
+@pytest.mark.parametrize("family", [conv_family, lstm_family], ids=["conv", "lstm"])
+@pytest.mark.parametrize("overrides", RUNS, ids=lambda o: "-".join(str(v) for v in o.values()))
+def test_batched_run_equals_sequential_run(family, overrides) -> None:
+    batched, sequential = _both(family(), config(**overrides))
+    assert not sequential.diverged
+    assert sequential.changed_outside_union == 0
+    _assert_equivalent(batched, sequential)
+
+
+def test_per_client_conv_form_and_chunked_grouped_form_equal_sequential(monkeypatch) -> None:
+    cfg = config(policy="fjord", extraction="random", objective="scaffold", scaffold_momentum=True)
+    monkeypatch.setattr(conv_stacked, "GROUPED_UP_TO", 0)
+    _assert_equivalent(*_both(conv_family(), cfg))
+    monkeypatch.setattr(conv_stacked, "GROUPED_UP_TO", 1 << 30)
+    monkeypatch.setattr(conv_stacked, "CHUNK_ELEMENTS", 1)  # one client per grouped call
+    _assert_equivalent(*_both(conv_family(), cfg))
+
+
+def test_clipping_is_active_in_these_runs() -> None:
+    clipped, _ = _both(conv_family(), config(policy="heterofl"))
+    unclipped, _ = _both(conv_family(), config(policy="heterofl", clip_norm=None))
+    assert not torch.allclose(clipped.final_params["classifier.weight"],
+                              unclipped.final_params["classifier.weight"])
+
+
+def test_same_width_clients_form_one_cohort_even_with_random_units() -> None:
+    family = conv_family()
+    params = {n: torch.zeros(1) for n in family.param_axes()}
+    g = torch.Generator().manual_seed(0)
+    views = {i: SubmodelView.for_width(family, params, w, "random", 0, g)
+             for i, w in enumerate([0.5, 1.0, 0.5, 0.25, 1.0, 0.5])}
+    assert any(not torch.equal(views[0].units(group), views[2].units(group))
+               for group in family.groups)
+    assert cohorts(range(6), views) == [[0, 2, 5], [1, 4], [3]]
+
+
+# ---------------------------------------------------------------- the cohort trainer
+
+def _train_both(family, width: float, sizes: list[int], settings: LocalSettings, correction=None):
+    """train_local client by client, and train_cohort, from the same random sub-models."""
+    data = federation(family, sizes).clients
+    g = torch.Generator().manual_seed(5)
+    full = {n: p.detach() for n, p in family.build(generator=g).named_parameters()}
+    views = [SubmodelView.for_width(family, full, width, "random", 0, g) for _ in sizes]
+    starts = [v.extract(full) for v in views]
+    module = family.build(views[0].sizes)
+    reference = []
+    for i, (start, d) in enumerate(zip(starts, data)):
+        hook = None if correction is None else (
+            lambda params, start=start: [p.grad.add_(correction * (p.detach() - start[n]))
+                                         for n, p in params.items()])
+        reference.append(train_local(module, start, d, settings, torch.Generator().manual_seed(i),
+                                     hook))
+    stacked_correction = None
+    if correction is not None:
+        anchor = {n: torch.stack([s[n] for s in starts]) for n in starts[0]}
+
+        def stacked_correction(params, grads):
+            for n, grad in grads.items():
+                grad.add_(correction * (params[n].detach() - anchor[n]))
+    batched = train_cohort(family.stacked(views[0].sizes), starts, data, settings,
+                           [torch.Generator().manual_seed(i) for i in range(len(sizes))],
+                           stacked_correction)
+    return reference, batched
+
+
+@pytest.mark.parametrize("family", [conv_family, lstm_family], ids=["conv", "lstm"])
+@pytest.mark.parametrize("correction", [None, 0.3], ids=["sgd", "proximal"])
+def test_cohort_results_equal_train_local_client_by_client(family, correction) -> None:
+    sizes = [5, 16, 0, 9, 20, 4]  # ragged last batches, 0 to 10 steps, one client without data
+    settings = LocalSettings(epochs=2, batch_size=4, lr=0.05, momentum=0.9, weight_decay=1e-2,
+                             clip_norm=0.5)
+    reference, batched = _train_both(family(), 0.5, sizes, settings, correction)
+    for ref, got, n in zip(reference, batched, sizes):
+        assert (got.num_samples, got.steps, got.nonfinite) == (ref.num_samples, ref.steps,
+                                                               ref.nonfinite) == (n, 2 * math.ceil(n / 4), False)
+        if n == 0:
+            assert math.isnan(got.mean_loss) and math.isnan(ref.mean_loss)
+        else:
+            assert got.mean_loss == pytest.approx(ref.mean_loss, rel=1e-5)
+        for name, value in ref.params.items():
+            torch.testing.assert_close(got.params[name], value, rtol=1e-4, atol=1e-6)
+
+
+def test_cohort_reports_divergence_per_client() -> None:
+    settings = LocalSettings(epochs=3, batch_size=4, lr=1e30, momentum=0.9, weight_decay=0.0,
+                             clip_norm=None)
+    reference, batched = _train_both(conv_family(), 1.0, [8, 0, 12], settings)
+    assert [r.nonfinite for r in batched] == [r.nonfinite for r in reference] == [True, False, True]
+
+
+# ---------------------------------------------------------------- per-client SGD
+
+def test_stacked_sgd_equals_torch_sgd_per_client_and_idle_clients_stay_put() -> None:
+    g = torch.Generator().manual_seed(0)
+    shapes = {"w": (3, 4), "b": (4,)}
+    clients = 3
+    start = {n: torch.randn(clients, *s, generator=g) for n, s in shapes.items()}
+    grads = [{n: torch.randn(clients, *s, generator=g) * 3 for n, s in shapes.items()}
+             for _ in range(4)]
+    active = [None, torch.tensor([0, 2]), torch.tensor([1]), None]
+
+    params = {n: t.clone() for n, t in start.items()}
+    optimizer = StackedSGD(params, lr=0.1, momentum=0.9, weight_decay=0.01)
+    for step, rows in zip(grads, active):
+        step = {n: t.clone() for n, t in step.items()}
+        clip_per_client_(step, 1.0)
+        optimizer.step(step, rows)
+
+    for c in range(clients):
+        reference = {n: nn.Parameter(t[c].clone()) for n, t in start.items()}
+        sgd = torch.optim.SGD(reference.values(), lr=0.1, momentum=0.9, weight_decay=0.01)
+        for step, rows in zip(grads, active):
+            if rows is not None and c not in rows.tolist():
+                continue  # an idle client neither moves nor decays its momentum
+            for n, p in reference.items():
+                p.grad = step[n][c].clone()
+            nn.utils.clip_grad_norm_(reference.values(), 1.0)
+            sgd.step()
+        for n, p in reference.items():
+            torch.testing.assert_close(params[n][c], p.detach(), rtol=1e-6, atol=1e-7)
+
+
+def test_extraction_shapes_of_random_units_match_the_stacked_form() -> None:
+    family = lstm_family()
+    full = {n: p.detach() for n, p in family.build().named_parameters()}
+    g = torch.Generator().manual_seed(1)
+    subs = [extract(full, family, select_units(family.groups, 0.5, "random", 0, g))
+            for _ in range(3)]
+    stacked = {n: torch.stack([s[n] for s in subs]) for n in subs[0]}
+    x = torch.randint(0, 7, (3, 2, 6))
+    assert family.stacked(family.sizes_of(select_units(family.groups, 0.5, "prefix", 0, None))
+                          ).logits(stacked, x).shape == (3, 2, 7)
