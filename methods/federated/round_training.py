@@ -36,7 +36,7 @@ def train_round(execution: ClientExecution | str, objective: LocalObjective,
     results: dict[int, LocalResult] = {}
     batched = ClientExecution(execution) is ClientExecution.BATCHED
     for members in cohorts(clients, views) if batched else [[i] for i in clients]:
-        stacked = modules.stacked(views[members[0]].sizes) if batched else None
+        stacked = family.stacked(views[members[0]].sizes) if batched else None
         if stacked is None:
             for i in members:
                 results[i] = objective.train(i, modules.get(views[i].sizes), views[i], starts[i],

@@ -10,7 +10,6 @@ from torch import Tensor, nn
 from methods.extraction import ExtractionMode, select_units
 from methods.models.slicing import (SliceableFamily, UnitSelection, coverage_masks, embed,
                                     extract)
-from methods.models.stacked import StackedModel
 
 Params = dict[str, Tensor]
 
@@ -75,8 +74,7 @@ class SubmodelView:
 
 
 class ModuleCache:
-    """Reuses one built module, and one stacked form, per sub-model size (least recently used
-    dropped beyond ``capacity``).
+    """Reuses one built module per sub-model size (least recently used dropped beyond ``capacity``).
 
     Modules are built from a fixed private generator so the global torch RNG is never touched;
     their parameters are always overwritten before use.
@@ -87,32 +85,19 @@ class ModuleCache:
         self.device = device
         self.capacity = capacity
         self._modules: OrderedDict[tuple[int, ...], nn.Module] = OrderedDict()
-        self._stacked: OrderedDict[tuple[int, ...], StackedModel | None] = OrderedDict()
 
     def get(self, sizes: Mapping[str, int]) -> nn.Module:
-        return self._cached(self._modules, sizes, self._build)
-
-    def stacked(self, sizes: Mapping[str, int]) -> StackedModel | None:
-        """The family's stacked form for ``sizes`` (None when it offers none)."""
-        return self._cached(self._stacked, sizes, self._build_stacked)
-
-    def _build(self, sizes: dict[str, int]) -> nn.Module:
+        key = tuple(int(sizes[g]) for g in self.family.groups)
+        if key in self._modules:
+            self._modules.move_to_end(key)
+            return self._modules[key]
         generator = torch.Generator()
         generator.manual_seed(0)
-        return self.family.build(sizes, generator=generator).to(self.device)
-
-    def _build_stacked(self, sizes: dict[str, int]) -> StackedModel | None:
-        return self.family.stacked(sizes, self.device)
-
-    def _cached(self, cache: OrderedDict, sizes: Mapping[str, int], build):
-        key = tuple(int(sizes[g]) for g in self.family.groups)
-        if key in cache:
-            cache.move_to_end(key)
-            return cache[key]
-        cache[key] = build(dict(sizes))
-        if len(cache) > self.capacity:
-            cache.popitem(last=False)
-        return cache[key]
+        module = self.family.build(dict(sizes), generator=generator).to(self.device)
+        self._modules[key] = module
+        if len(self._modules) > self.capacity:
+            self._modules.popitem(last=False)
+        return module
 
 
 def load_params(module: nn.Module, params: Mapping[str, Tensor]) -> None:

@@ -71,11 +71,9 @@ class ConvFamily(SliceableFamily):
             default_init_(model, generator)
         return model
 
-    def stacked(self, sizes: Mapping[str, int],
-                device: torch.device | str = "cpu") -> StackedConvNet:
+    def stacked(self, sizes: Mapping[str, int]) -> StackedConvNet:
         sizes = self.check_sizes(sizes)
-        module = self.build(sizes, generator=torch.Generator().manual_seed(0)).to(device)
-        return StackedConvNet(module, [sizes[g] for g in self.groups], BATCHNORM_EPS)
+        return StackedConvNet([sizes[g] for g in self.groups], BATCHNORM_EPS)
 
     def param_axes(self) -> dict[str, tuple[Axis | None, ...]]:
         axes: dict[str, tuple[Axis | None, ...]] = {}

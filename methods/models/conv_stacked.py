@@ -10,7 +10,7 @@ Two exact ways, chosen by the size of one client's first activation (measured on
   batched matrix product. Clients go in chunks small enough for the activations to stay in
   cache.
 - per client (large activations, where oneDNN's grouped kernels are slower than G separate
-  ones): each client's batch goes through ``ConvNet`` itself with that client's parameters.
+  ones): each client's batch goes through the very kernels of ``ConvNet``.
 
 Max-pooling comes before the ReLU in both, as in ``ConvNet``.
 """
@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor, nn
+from torch import Tensor
 
-from methods.models.stacked import StackedModel, per_client_logits
+from methods.models.stacked import StackedModel, per_client
 
 GROUPED_UP_TO = 1 << 17
 """Grouped convolutions when one client's first activation has at most this many elements."""
@@ -31,13 +31,9 @@ CHUNK_ELEMENTS = 1 << 20
 
 
 class StackedConvNet(StackedModel):
-    """``ConvNet``'s training-mode forward for parameters with a leading client dim.
+    """``ConvNet``'s training-mode forward for parameters with a leading client dim."""
 
-    ``module`` is a ``ConvNet`` of the sub-model's size (its own parameters are never used).
-    """
-
-    def __init__(self, module: nn.Module, hidden: Sequence[int], batchnorm_eps: float) -> None:
-        self.module = module
+    def __init__(self, hidden: Sequence[int], batchnorm_eps: float) -> None:
         self.hidden = tuple(int(h) for h in hidden)
         self.batchnorm_eps = batchnorm_eps
 
@@ -45,11 +41,21 @@ class StackedConvNet(StackedModel):
         clients, batch, _, height, width = inputs.shape
         first = batch * self.hidden[0] * height * width
         if first > GROUPED_UP_TO:
-            return per_client_logits(self.module, params, inputs)
+            return torch.stack([self._client(p, x) for p, x in zip(per_client(params), inputs)])
         size = max(1, CHUNK_ELEMENTS // first)
         chunks = {name: p.split(size) for name, p in params.items()}
         return torch.cat([self._grouped({name: p[k] for name, p in chunks.items()}, x)
                           for k, x in enumerate(inputs.split(size))])
+
+    def _client(self, params: Mapping[str, Tensor], x: Tensor) -> Tensor:
+        x = x.contiguous(memory_format=torch.channels_last)
+        for i in range(len(self.hidden)):
+            x = F.conv2d(x, params[f"blocks.{i}.conv.weight"], params[f"blocks.{i}.conv.bias"],
+                         padding=1)
+            x = self._norm_pool_relu(x, params[f"blocks.{i}.bn.weight"],
+                                     params[f"blocks.{i}.bn.bias"], i)
+        return F.linear(F.adaptive_avg_pool2d(x, 1).flatten(1), params["classifier.weight"],
+                        params["classifier.bias"])
 
     def _grouped(self, params: Mapping[str, Tensor], inputs: Tensor) -> Tensor:
         clients, batch, channels, height, width = inputs.shape
@@ -60,12 +66,15 @@ class StackedConvNet(StackedModel):
             weight = params[f"blocks.{i}.conv.weight"]
             x = F.conv2d(x, weight.reshape(-1, *weight.shape[2:]),
                          params[f"blocks.{i}.conv.bias"].reshape(-1), padding=1, groups=clients)
-            x = F.batch_norm(x, None, None, params[f"blocks.{i}.bn.weight"].reshape(-1),
-                             params[f"blocks.{i}.bn.bias"].reshape(-1), training=True,
-                             eps=self.batchnorm_eps)
-            if i < len(self.hidden) - 1:
-                x = F.max_pool2d(x, 2)
-            x = F.relu(x)
+            x = self._norm_pool_relu(x, params[f"blocks.{i}.bn.weight"].reshape(-1),
+                                     params[f"blocks.{i}.bn.bias"].reshape(-1), i)
         features = F.adaptive_avg_pool2d(x, 1).view(batch, clients, -1).transpose(0, 1)
         return torch.baddbmm(params["classifier.bias"].unsqueeze(1), features,
                              params["classifier.weight"].transpose(1, 2))
+
+    def _norm_pool_relu(self, x: Tensor, weight: Tensor, bias: Tensor, block: int) -> Tensor:
+        """Training-mode batch norm (batch statistics, as nn.BatchNorm2d), then pool and ReLU."""
+        x = F.batch_norm(x, None, None, weight, bias, training=True, eps=self.batchnorm_eps)
+        if block < len(self.hidden) - 1:
+            x = F.max_pool2d(x, 2)
+        return F.relu(x)

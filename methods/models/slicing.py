@@ -52,8 +52,7 @@ class SliceableFamily(ABC):
     def param_axes(self) -> dict[str, tuple[Axis | None, ...]]:
         """For every parameter name of ``build()``: one entry per tensor dim (None = not sliced)."""
 
-    def stacked(self, sizes: Mapping[str, int],
-                device: torch.device | str = "cpu") -> StackedModel | None:
+    def stacked(self, sizes: Mapping[str, int]) -> StackedModel | None:
         """The form that trains many sub-models of ``sizes`` at once, if the family offers one."""
         return None
 

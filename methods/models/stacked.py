@@ -10,9 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 
-import torch
-from torch import Tensor, nn
-from torch.func import functional_call
+from torch import Tensor
 
 
 class StackedModel(ABC):
@@ -23,14 +21,9 @@ class StackedModel(ABC):
         """[G, B, classes]: every client's logits on its own batch (training mode)."""
 
 
+def per_client(params: Mapping[str, Tensor]) -> list[dict[str, Tensor]]:
+    """Each client's parameters, as views of the stacked ones (one backward node per tensor)."""
+    unbound = {name: p.unbind(0) for name, p in params.items()}
+    clients = len(next(iter(params.values())))
+    return [{name: p[c] for name, p in unbound.items()} for c in range(clients)]
 
-def per_client_logits(module: nn.Module, params: Mapping[str, Tensor], inputs: Tensor) -> Tensor:
-    """Each client's batch through ``module`` with that client's parameters, logits stacked.
-
-    The clients share one autograd graph (and later one optimizer step) but run the very
-    kernels a module of their own would run.
-    """
-    per_client = {name: p.unbind(0) for name, p in params.items()}
-    return torch.stack([
-        functional_call(module, {name: p[c] for name, p in per_client.items()}, (inputs[c],))
-        for c in range(len(inputs))])
