@@ -176,10 +176,13 @@ def embed(sub_params: Mapping[str, Tensor], family: SliceableFamily,
         if tuple(sub.shape) != expected:
             raise ValueError(f"parameter {name!r}: sub-model shape {tuple(sub.shape)}, "
                              f"selection implies {expected}")
-        full = torch.zeros(reference.shape, dtype=sub.dtype, device=reference.device)
-        grid = torch.meshgrid(*[i.to(reference.device) for i in index], indexing="ij")
-        full[grid] = sub.to(reference.device)
-        out[name] = full
+        full = sub.to(reference.device)
+        for dim, idx in enumerate(dims):  # widen one sliced dim at a time
+            if idx is not None:
+                shape = list(full.shape)
+                shape[dim] = reference.shape[dim]
+                full = full.new_zeros(shape).index_copy_(dim, idx.to(full.device), full)
+        out[name] = full if full is not sub else full.clone()
     return out
 
 
