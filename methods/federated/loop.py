@@ -85,13 +85,20 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
         settings = LocalSettings(cfg.local_epochs, cfg.batch_size, lr, cfg.momentum,
                                  cfg.weight_decay, cfg.clip_norm)
         views: dict[int, SubmodelView] = {}
+        by_width: dict[float, SubmodelView] = {}  # prefix and rolling units depend on the width only
         for i in sampled:
-            generator = torch_generator(seed, "extraction", t, i) if random_extraction else None
-            views[i] = SubmodelView.for_width(family, global_params, widths[i], cfg.extraction, t,
-                                              generator)
+            if random_extraction:
+                views[i] = SubmodelView.for_width(family, global_params, widths[i], cfg.extraction,
+                                                  t, torch_generator(seed, "extraction", t, i))
+            else:
+                if widths[i] not in by_width:
+                    by_width[widths[i]] = SubmodelView.for_width(family, global_params, widths[i],
+                                                                 cfg.extraction, t, None)
+                views[i] = by_width[widths[i]]
             tracker.record(views[i])
             client_widths[i].append((t, widths[i]))
-        starts = {i: views[i].extract(global_params) for i in sampled}
+        extracted = {id(v): v.extract(global_params) for v in views.values()}
+        starts = {i: extracted[id(views[i])] for i in sampled}  # read-only, shared by a view's clients
         results = train_round(cfg.client_execution, objective, family, modules, sampled, views,
                               starts, data.clients, settings,
                               {i: torch_generator(seed, "batches", t, i) for i in sampled})
