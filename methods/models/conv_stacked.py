@@ -22,10 +22,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from methods.models.stacked import StackedModel, per_client
+from methods.models.stacked import StackedModel
 
 GROUPED_UP_TO = 1 << 17
-"""Grouped convolutions when one client's first activation has at most this many elements."""
+"""Grouped convolutions when one client's first activation (a whole batch) has at most this
+many elements."""
 CHUNK_ELEMENTS = 1 << 20
 """Clients per grouped call: their first activations together stay within this many elements."""
 
@@ -37,17 +38,18 @@ class StackedConvNet(StackedModel):
         self.hidden = tuple(int(h) for h in hidden)
         self.batchnorm_eps = batchnorm_eps
 
-    def logits(self, params: Mapping[str, Tensor], inputs: Tensor) -> Tensor:
-        clients, batch, _, height, width = inputs.shape
-        first = batch * self.hidden[0] * height * width
-        if first > GROUPED_UP_TO:
-            return torch.stack([self._client(p, x) for p, x in zip(per_client(params), inputs)])
-        size = max(1, CHUNK_ELEMENTS // first)
+    def groups_clients(self, sample_shape: torch.Size, batch_size: int) -> bool:
+        _, height, width = sample_shape
+        return batch_size * self.hidden[0] * height * width <= GROUPED_UP_TO
+
+    def grouped_logits(self, params: Mapping[str, Tensor], inputs: Tensor) -> Tensor:
+        _, batch, _, height, width = inputs.shape
+        size = max(1, CHUNK_ELEMENTS // (batch * self.hidden[0] * height * width))
         chunks = {name: p.split(size) for name, p in params.items()}
         return torch.cat([self._grouped({name: p[k] for name, p in chunks.items()}, x)
                           for k, x in enumerate(inputs.split(size))])
 
-    def _client(self, params: Mapping[str, Tensor], x: Tensor) -> Tensor:
+    def client_logits(self, params: Mapping[str, Tensor], x: Tensor) -> Tensor:
         x = x.contiguous(memory_format=torch.channels_last)
         for i in range(len(self.hidden)):
             x = F.conv2d(x, params[f"blocks.{i}.conv.weight"], params[f"blocks.{i}.conv.bias"],

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from methods.models.slicing import Axis, SliceableFamily, default_init_
-from methods.models.stacked import StackedModel, per_client
+from methods.models.stacked import StackedModel
 
 
 class CharLSTM(nn.Module):
@@ -98,18 +98,15 @@ class CharLSTMFamily(SliceableFamily):
 
 class StackedCharLSTM(StackedModel):
     """Same-size char LSTMs trained together: each client's sequences go through the fused
-    kernel nn.LSTM calls (oneDNN on CPU) with its own weights; the clients share the loss, the
-    backward pass and the optimizer step. (Recurrences written as batched matrix products over
-    the clients measured slower than the fused kernel on a 2-core CPU.)
+    kernel nn.LSTM calls (oneDNN on CPU) with its own weights, one client at a time, and the
+    clients share the optimizer step. (Recurrences written as batched matrix products over the
+    clients measured slower than the fused kernel on a 2-core CPU.)
     """
 
     def __init__(self, num_layers: int) -> None:
         self.num_layers = num_layers
 
-    def logits(self, params: Mapping[str, Tensor], inputs: Tensor) -> Tensor:
-        return torch.stack([self._client(p, x) for p, x in zip(per_client(params), inputs)])
-
-    def _client(self, params: Mapping[str, Tensor], x: Tensor) -> Tensor:
+    def client_logits(self, params: Mapping[str, Tensor], x: Tensor) -> Tensor:
         """``CharLSTM.forward`` with ``params``: the same call nn.LSTM makes, zero initial state."""
         sequence = F.embedding(x, params["embedding.weight"])
         weights = [params[f"lstm.{kind}_l{k}"] for k in range(self.num_layers)
