@@ -17,9 +17,8 @@ import pytest
 import torch
 from torch import nn
 
-from methods.extraction import select_units
 from methods.federated import ClientData, FederatedDataset, FederationConfig, run_federation
-from methods.federated import loop
+from methods.federated import loop, round_training
 from methods.federated.cohort import train_cohort
 from methods.federated.objectives import LocalSettings, train_local
 from methods.federated.round_training import cohorts
@@ -28,7 +27,7 @@ from methods.federated.submodel import ModuleCache, SubmodelView
 from methods.models import conv_stacked
 from methods.models.conv import ConvFamily
 from methods.models.lstm import CharLSTMFamily
-from methods.models.slicing import SliceableFamily, extract
+from methods.models.slicing import SliceableFamily
 
 SIZES = [5, 16, 9, 20, 12, 3]
 CAPS = np.array([0.25, 0.5, 0.75, 1.0, 0.5, 0.25])
@@ -279,13 +278,12 @@ def test_stacked_sgd_equals_torch_sgd_per_client_and_idle_clients_stay_put() -> 
             torch.testing.assert_close(params[n][c], p.detach(), rtol=1e-6, atol=1e-7)
 
 
-def test_extraction_shapes_of_random_units_match_the_stacked_form() -> None:
-    family = lstm_family()
-    full = {n: p.detach() for n, p in family.build().named_parameters()}
-    g = torch.Generator().manual_seed(1)
-    subs = [extract(full, family, select_units(family.groups, 0.5, "random", 0, g))
-            for _ in range(3)]
-    stacked = {n: torch.stack([s[n] for s in subs]) for n in subs[0]}
-    x = torch.randint(0, 7, (3, 2, 6))
-    assert family.stacked(family.sizes_of(select_units(family.groups, 0.5, "prefix", 0, None))
-                          ).logits(stacked, x).shape == (3, 2, 7)
+def test_sub_models_above_the_size_limit_train_one_after_another(monkeypatch) -> None:
+    family = conv_family()
+    data = federation(family)
+    cfg = config(policy="fjord", extraction="random")
+    monkeypatch.setattr(round_training, "STACKED_UP_TO_PARAMETERS", 0)
+    batched, sequential = (run_federation(family, data, dataclasses.replace(
+        cfg, client_execution=mode), CAPS, 3) for mode in ("batched", "sequential"))
+    for name, value in sequential.final_params.items():
+        assert torch.equal(batched.final_params[name], value)
