@@ -51,8 +51,10 @@ def lstm_family() -> CharLSTMFamily:
 
 def _sample(family: SliceableFamily, n: int, g: torch.Generator) -> ClientData:
     if isinstance(family, ConvFamily):
-        return ClientData(torch.randn(n, 3, 8, 8, generator=g), torch.randint(0, 4, (n,), generator=g))
-    return ClientData(torch.randint(0, 7, (n, 6), generator=g), torch.randint(0, 7, (n,), generator=g))
+        return ClientData(torch.randn(n, 3, 8, 8, generator=g),
+                          torch.randint(0, 4, (n,), generator=g))
+    return ClientData(torch.randint(0, 7, (n, 6), generator=g),
+                      torch.randint(0, 7, (n,), generator=g))
 
 
 def federation(family: SliceableFamily, sizes=SIZES) -> FederatedDataset:
@@ -229,8 +231,9 @@ def test_cohort_results_equal_train_local_client_by_client(family, correction) -
                              clip_norm=0.5)
     reference, batched = _train_both(family(), 0.5, sizes, settings, correction)
     for ref, got, n in zip(reference, batched, sizes):
-        assert (got.num_samples, got.steps, got.nonfinite) == (ref.num_samples, ref.steps,
-                                                               ref.nonfinite) == (n, 2 * math.ceil(n / 4), False)
+        expected = (n, 2 * math.ceil(n / 4), False)
+        assert (got.num_samples, got.steps, got.nonfinite) == expected
+        assert (ref.num_samples, ref.steps, ref.nonfinite) == expected
         if n == 0:
             assert math.isnan(got.mean_loss) and math.isnan(ref.mean_loss)
         else:

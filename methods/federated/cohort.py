@@ -28,7 +28,8 @@ StackedCorrection = Callable[[Mapping[str, Tensor], Mapping[str, Tensor]], None]
 
 
 class _ClientBatches:
-    """One client's mini-batches, epoch after epoch, drawn from its generator as train_local does."""
+    """One client's mini-batches, epoch after epoch, drawn from its generator as train_local
+    draws them."""
 
     def __init__(self, data: ClientData, batch_size: int, epochs: int,
                  generator: torch.Generator) -> None:

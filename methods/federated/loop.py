@@ -85,7 +85,7 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
         settings = LocalSettings(cfg.local_epochs, cfg.batch_size, lr, cfg.momentum,
                                  cfg.weight_decay, cfg.clip_norm)
         views: dict[int, SubmodelView] = {}
-        by_width: dict[float, SubmodelView] = {}  # prefix and rolling units depend on the width only
+        by_width: dict[float, SubmodelView] = {}  # prefix and rolling units depend on the width
         for i in sampled:
             if random_extraction:
                 views[i] = SubmodelView.for_width(family, global_params, widths[i], cfg.extraction,
@@ -97,8 +97,10 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
                 views[i] = by_width[widths[i]]
             tracker.record(views[i])
             client_widths[i].append((t, widths[i]))
-        extracted = {id(v): v.extract(global_params) for v in views.values()}
-        starts = {i: extracted[id(views[i])] for i in sampled}  # read-only, shared by a view's clients
+        distinct = {id(v): v for v in views.values()}
+        extracted = {key: v.extract(global_params) for key, v in distinct.items()}
+        # a view's clients share one start (read-only)
+        starts = {i: extracted[id(views[i])] for i in sampled}
         results = train_round(cfg.client_execution, objective, family, modules, sampled, views,
                               starts, data.clients, settings,
                               {i: torch_generator(seed, "batches", t, i) for i in sampled})
