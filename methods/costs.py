@@ -40,3 +40,16 @@ def cost_fractions(family: SliceableFamily, width: float,
     params = parameter_count(sub) / parameter_count(full)
     macs = mac_count(sub, example_input) / mac_count(full, example_input)
     return params, macs
+
+
+def training_flops(module: nn.Module, inputs: Tensor, targets: Tensor) -> int:
+    """Floating-point operations of one training step (forward, cross-entropy, backward).
+
+    Counts matmuls and convolutions (FlopCounterMode), through ``module.stepwise_forward``
+    when present as ``mac_count`` does. Gradients are cleared afterwards.
+    """
+    forward = getattr(module, "stepwise_forward", module)
+    with FlopCounterMode(display=False) as counter:
+        torch.nn.functional.cross_entropy(forward(inputs), targets).backward()
+    module.zero_grad(set_to_none=True)
+    return counter.get_total_flops()

@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from methods.costs import cost_fractions, mac_count, parameter_count
+from methods.costs import cost_fractions, mac_count, parameter_count, training_flops
 from methods.models.conv import ConvFamily
 from methods.models.lstm import CharLSTMFamily
 
@@ -61,3 +61,13 @@ def test_mac_count_leaves_mode_and_buffers_alone() -> None:
     model = ConvFamily(3, 10, [4]).build().train()
     mac_count(model, torch.randn(2, 3, 8, 8))
     assert model.training and int(model.blocks[0].bn.num_batches_tracked) == 0
+
+
+def test_training_flops_count_forward_and_backward_products() -> None:
+    """A linear layer: forward 2·B·in·out, backward the weight gradient and the input gradient
+    only where the input needs one."""
+    layer = nn.Linear(6, 4)
+    x, y = torch.randn(5, 6), torch.tensor([0, 1, 2, 3, 0])
+    assert training_flops(layer, x, y) == 2 * (2 * 5 * 6 * 4)
+    assert training_flops(layer, x.requires_grad_(True), y) == 3 * (2 * 5 * 6 * 4)
+    assert layer.weight.grad is None

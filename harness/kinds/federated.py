@@ -74,9 +74,10 @@ def _mean_width_of_client(result) -> list[float]:
 
 
 def _h_tilde(result) -> list[float]:
-    if result["h_tilde"] is None:
+    estimates = result["client_statistics"].get("h_tilde")
+    if estimates is None:
         raise ValueError("this run has no heterogeneity estimates (only HAS-FL keeps them)")
-    return [math.nan if h is None else h for h in result["h_tilde"]]
+    return [math.nan if h is None else h for h in estimates]
 
 
 def _final_allocation(result) -> list[float]:

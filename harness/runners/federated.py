@@ -185,7 +185,7 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
         context.progress((record.round + 1) / rounds, f"round {record.round + 1}/{rounds}")
 
     result = run_federation(family, federated.to(context.device), federation, caps, seed,
-                            device=context.device, on_round=progress)
+                            device=context.device, on_round=progress, oracle_tv=tv)
     record = result.to_dict()
     record["tv_distance"] = [float(t) for t in tv]
     record["client_sizes"] = [len(c) for c in federated.clients]

@@ -84,18 +84,27 @@ def aggregate(global_params: Mapping[str, Tensor], updates: Sequence[ClientUpdat
         raise ValueError(f"{len(updates)} updates but {len(weights)} weights")
     total = sum(weights)
     scale = [w / total if total > 0 else 0.0 for w in weights]
+    # updates that share one mask object are summed before it is applied, once
+    by_mask: dict[int, list[tuple[ClientUpdate, float]]] = {}
+    for update, w in zip(updates, scale):
+        by_mask.setdefault(id(update.mask), []).append((update, w))
     new_params: Params = {}
     mean_update: Params = {}
     for name, old in global_params.items():
         numerator = torch.zeros_like(old)
         denominator = torch.zeros_like(old)
-        for update, w in zip(updates, scale):
-            mask = None if update.mask is None else update.mask[name]
-            numerator.add_(masked(update.delta[name], mask), alpha=w)
+        for group in by_mask.values():
+            masks = group[0][0].mask
+            mask = None if masks is None else masks[name]
+            weighted = torch.zeros_like(old)
+            for update, w in group:
+                weighted.add_(update.delta[name], alpha=w)
+            numerator.add_(masked(weighted, mask))
+            weight = sum(w for _, w in group)
             if mask is None:
-                denominator.add_(w)
+                denominator.add_(weight)
             else:
-                denominator.add_(mask.to(old.dtype), alpha=w)
+                denominator.add_(mask.to(old.dtype), alpha=weight)
         covered = denominator > 0
         safe = torch.where(covered, denominator, torch.ones_like(denominator))
         mean = torch.where(covered, numerator / safe, torch.zeros_like(old))

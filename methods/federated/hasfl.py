@@ -71,9 +71,6 @@ class HasflPolicy(AllocationPolicy):
             "allocation": allocation.tolist(),
         })
 
-    def estimates(self) -> list[float]:
-        return self.estimator.h_tilde.tolist()
-
     def client_statistics(self) -> dict[str, list[float]]:
         return {"h_tilde": self.estimator.h_tilde.tolist()}
 

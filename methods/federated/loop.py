@@ -17,6 +17,7 @@ from methods.federated.evaluation import evaluate
 from methods.federated.objectives import LocalSettings, build_objective
 from methods.federated.registry import build_policy
 from methods.federated.results import FederationResult, RoundRecord
+from methods.federated.round_training import train_round
 from methods.federated.seeding import numpy_rng, torch_generator
 from methods.federated.submodel import ModuleCache, Params, SubmodelView, load_params
 from methods.models.slicing import SliceableFamily
@@ -55,8 +56,13 @@ def _should_evaluate(cfg: FederationConfig, round_index: int) -> bool:
 def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: FederationConfig,
                    caps: Sequence[float] | np.ndarray, seed: int,
                    device: torch.device | str = "cpu",
-                   on_round: Callable[[RoundRecord], None] | None = None) -> FederationResult:
-    """Run ``cfg.rounds`` rounds (fewer if training diverges; that is recorded, not raised)."""
+                   on_round: Callable[[RoundRecord], None] | None = None,
+                   oracle_tv: Sequence[float] | None = None) -> FederationResult:
+    """Run ``cfg.rounds`` rounds (fewer if training diverges; that is recorded, not raised).
+
+    ``oracle_tv`` (each client's true label skew) reaches the policy's context for positive
+    controls; no real server has it.
+    """
     started = time.perf_counter()
     device = torch.device(device)
     caps = np.asarray(caps, dtype=np.float64)
@@ -66,7 +72,7 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
     data = data.to(device)
     global_params = initial_params(family, seed, device)
     initial = {name: t.clone() for name, t in global_params.items()}
-    policy = build_policy(cfg, caps, seed)
+    policy = build_policy(cfg, caps, seed, tuple(len(c) for c in data.clients), oracle_tv)
     objective = build_objective(cfg.objective, global_params, cfg.num_clients, cfg.prox_mu,
                                 cfg.scaffold_momentum)
     tracker = CoverageTracker(family, global_params)
@@ -83,22 +89,34 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
         lr = cfg.lr * cfg.lr_decay ** t
         settings = LocalSettings(cfg.local_epochs, cfg.batch_size, lr, cfg.momentum,
                                  cfg.weight_decay, cfg.clip_norm)
-        updates: list[ClientUpdate] = []
-        losses: list[float] = []
-        nonfinite = False
+        views: dict[int, SubmodelView] = {}
+        by_width: dict[float, SubmodelView] = {}  # prefix and rolling units depend on the width
         for i in sampled:
-            generator = torch_generator(seed, "extraction", t, i) if random_extraction else None
-            view = SubmodelView.for_width(family, global_params, widths[i], cfg.extraction, t,
-                                          generator)
-            tracker.record(view)
+            if random_extraction:
+                views[i] = SubmodelView.for_width(family, global_params, widths[i], cfg.extraction,
+                                                  t, torch_generator(seed, "extraction", t, i))
+            else:
+                if widths[i] not in by_width:
+                    by_width[widths[i]] = SubmodelView.for_width(family, global_params, widths[i],
+                                                                 cfg.extraction, t, None)
+                views[i] = by_width[widths[i]]
+            tracker.record(views[i])
             client_widths[i].append((t, widths[i]))
-            start = view.extract(global_params)
-            result = objective.train(i, modules.get(view.sizes), view, start, data.clients[i],
-                                     settings, torch_generator(seed, "batches", t, i))
+        distinct = {id(v): v for v in views.values()}
+        extracted = {key: v.extract(global_params) for key, v in distinct.items()}
+        # a view's clients share one start (read-only)
+        starts = {i: extracted[id(views[i])] for i in sampled}
+        results = train_round(cfg.client_execution, objective, family, modules, sampled, views,
+                              starts, data.clients, settings,
+                              {i: torch_generator(seed, "batches", t, i) for i in sampled})
+        updates: list[ClientUpdate] = []
+        for i in sampled:
+            result, start, view = results[i], starts[i], views[i]
             delta = view.embed({name: result.params[name] - start[name] for name in start})
-            updates.append(ClientUpdate(i, widths[i], delta, view.mask, result.num_samples))
-            losses.append(result.mean_loss)
-            nonfinite |= result.nonfinite
+            updates.append(ClientUpdate(i, widths[i], delta, view.mask, result.num_samples,
+                                        result.mean_loss))
+        losses = [results[i].mean_loss for i in sampled]
+        nonfinite = any(results[i].nonfinite for i in sampled)
         objective.end_round()
         global_params, mean_update = aggregate(global_params, updates,
                                                client_weights(cfg.weighting, updates))
@@ -124,7 +142,7 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
     return FederationResult(
         seed=seed, config=cfg.to_dict(), caps=caps.tolist(), history=history,
         client_widths=client_widths, adaptations=policy.adaptations(),
-        h_tilde=policy.estimates(),
+        client_statistics=policy.client_statistics(),
         unit_update_counts={g: c.tolist() for g, c in tracker.unit_counts.items()},
         total_coordinates=sum(t.numel() for t in global_params.values()),
         never_covered_coordinates=tracker.never_covered(),

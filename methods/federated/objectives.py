@@ -2,47 +2,30 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from enum import StrEnum
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from methods.federated.cohort import train_cohort
 from methods.federated.data import ClientData
+from methods.federated.local import LocalResult, LocalSettings
 from methods.federated.submodel import Params, SubmodelView, load_params
+from methods.models.stacked import StackedModel
 
 GradCorrection = Callable[[dict[str, nn.Parameter]], None]
+
+__all__ = ["FedProxObjective", "LocalObjective", "LocalResult", "LocalSettings", "ObjectiveName",
+           "ScaffoldObjective", "build_objective", "train_local"]
 
 
 class ObjectiveName(StrEnum):
     SGD = "sgd"
     FEDPROX = "fedprox"
     SCAFFOLD = "scaffold"
-
-
-@dataclass(frozen=True)
-class LocalSettings:
-    """One round's local optimisation: E epochs of mini-batches, SGD, gradient-norm clipping."""
-
-    epochs: int
-    batch_size: int
-    lr: float
-    momentum: float
-    weight_decay: float
-    clip_norm: float | None
-
-
-@dataclass
-class LocalResult:
-    """Trained sub-model parameters and how training went."""
-
-    params: Params
-    num_samples: int
-    steps: int
-    mean_loss: float
-    nonfinite: bool
 
 
 def _add_to_grad(parameter: nn.Parameter, value: Tensor) -> None:
@@ -69,7 +52,7 @@ def train_local(model: nn.Module, start: Mapping[str, Tensor], data: ClientData,
     device = data.x.device
     loss_sum = torch.zeros((), device=device)
     steps = 0
-    for _ in range(settings.epochs):
+    for _ in range(settings.epochs if n > 0 else 0):  # an empty split is one empty batch
         order = torch.randperm(n, generator=generator).to(device)
         for batch in order.split(settings.batch_size):
             optimizer.zero_grad(set_to_none=True)
@@ -90,7 +73,12 @@ def train_local(model: nn.Module, start: Mapping[str, Tensor], data: ClientData,
 
 
 class LocalObjective:
-    """Plain SGD (FedAvg and every sub-model method)."""
+    """Plain SGD (FedAvg and every sub-model method).
+
+    ``train`` trains one client with its module (the sequential reference); ``train_cohort``
+    trains clients whose sub-models have the same shapes together through the family's stacked
+    form, with the same per-client arithmetic.
+    """
 
     def settings(self, base: LocalSettings) -> LocalSettings:
         return base
@@ -99,8 +87,18 @@ class LocalObjective:
               data: ClientData, settings: LocalSettings, generator: torch.Generator) -> LocalResult:
         return train_local(model, start, data, self.settings(settings), generator)
 
+    def train_cohort(self, clients: Sequence[int], model: StackedModel,
+                     views: Sequence[SubmodelView], starts: Sequence[Params],
+                     data: Sequence[ClientData], settings: LocalSettings,
+                     generators: Sequence[torch.Generator]) -> list[LocalResult]:
+        return train_cohort(model, starts, data, self.settings(settings), generators)
+
     def end_round(self) -> None:
         """Server-side bookkeeping after all clients of a round trained."""
+
+
+def _stacked(per_client: Sequence[Mapping[str, Tensor]]) -> Params:
+    return {name: torch.stack([p[name] for p in per_client]) for name in per_client[0]}
 
 
 class FedProxObjective(LocalObjective):
@@ -116,6 +114,18 @@ class FedProxObjective(LocalObjective):
                 _add_to_grad(p, self.mu * (p.detach() - start[name]))
 
         return train_local(model, start, data, self.settings(settings), generator, proximal)
+
+    def train_cohort(self, clients: Sequence[int], model: StackedModel,
+                     views: Sequence[SubmodelView], starts: Sequence[Params],
+                     data: Sequence[ClientData], settings: LocalSettings,
+                     generators: Sequence[torch.Generator]) -> list[LocalResult]:
+        anchor = _stacked(starts)
+
+        def proximal(params: Mapping[str, Tensor], grads: Mapping[str, Tensor]) -> None:
+            for name, g in grads.items():
+                g.add_(self.mu * (params[name].detach() - anchor[name]))
+
+        return train_cohort(model, starts, data, self.settings(settings), generators, proximal)
 
 
 class ScaffoldObjective(LocalObjective):
@@ -138,22 +148,18 @@ class ScaffoldObjective(LocalObjective):
     def settings(self, base: LocalSettings) -> LocalSettings:
         return base if self.keep_momentum else replace(base, momentum=0.0, weight_decay=0.0)
 
-    def train(self, client: int, model: nn.Module, view: SubmodelView, start: Params,
-              data: ClientData, settings: LocalSettings, generator: torch.Generator) -> LocalResult:
-        settings = self.settings(settings)
+    def _controls(self, client: int, view: SubmodelView) -> tuple[Params, Params]:
+        """(c, c − c_i) on the client's sub-model."""
         if client not in self.client_c:
             self.client_c[client] = {n: torch.zeros_like(t) for n, t in self.server_c.items()}
         c = view.extract(self.server_c)
         c_i = view.extract(self.client_c[client])
-        shift = {name: c[name] - c_i[name] for name in c}
+        return c, {name: c[name] - c_i[name] for name in c}
 
-        def control(params: dict[str, nn.Parameter]) -> None:
-            for name, p in params.items():
-                _add_to_grad(p, shift[name])
-
-        result = train_local(model, start, data, settings, generator, control)
+    def _update_controls(self, client: int, view: SubmodelView, start: Params, c: Params,
+                         result: LocalResult, settings: LocalSettings) -> None:
         if result.steps == 0:
-            return result
+            return
         scale = 1.0 / (result.steps * settings.lr)
         delta_c = view.embed({name: (start[name] - result.params[name]) * scale - c[name]
                               for name in c})
@@ -164,7 +170,36 @@ class ScaffoldObjective(LocalObjective):
                     d = torch.where(mask[name], d, torch.zeros_like(d))
                 self.client_c[client][name].add_(d)
                 self._pending[name].add_(d)
+
+    def train(self, client: int, model: nn.Module, view: SubmodelView, start: Params,
+              data: ClientData, settings: LocalSettings, generator: torch.Generator) -> LocalResult:
+        settings = self.settings(settings)
+        c, shift = self._controls(client, view)
+
+        def control(params: dict[str, nn.Parameter]) -> None:
+            for name, p in params.items():
+                _add_to_grad(p, shift[name])
+
+        result = train_local(model, start, data, settings, generator, control)
+        self._update_controls(client, view, start, c, result, settings)
         return result
+
+    def train_cohort(self, clients: Sequence[int], model: StackedModel,
+                     views: Sequence[SubmodelView], starts: Sequence[Params],
+                     data: Sequence[ClientData], settings: LocalSettings,
+                     generators: Sequence[torch.Generator]) -> list[LocalResult]:
+        settings = self.settings(settings)
+        controls = [self._controls(i, v) for i, v in zip(clients, views)]
+        shift = _stacked([s for _, s in controls])
+
+        def control(params: Mapping[str, Tensor], grads: Mapping[str, Tensor]) -> None:
+            for name, g in grads.items():
+                g.add_(shift[name])
+
+        results = train_cohort(model, starts, data, settings, generators, control)
+        for i, view, start, (c, _), result in zip(clients, views, starts, controls, results):
+            self._update_controls(i, view, start, c, result, settings)
+        return results
 
     def end_round(self) -> None:
         with torch.no_grad():

@@ -26,10 +26,6 @@ class AllocationPolicy(ABC):
                 aggregate: Mapping[str, Tensor]) -> None:
         """Called after aggregation of round ``round_index`` with the updates and Δ̄."""
 
-    def estimates(self) -> list[float] | None:
-        """Per-client heterogeneity estimates H̃, for policies that keep them."""
-        return None
-
     def client_statistics(self) -> dict[str, list[float]]:
         """Per-client statistics the policy keeps (its estimates), one value per client, by name.
 

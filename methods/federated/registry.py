@@ -39,7 +39,8 @@ class PolicyContext:
 
     ``client_sizes``: each client's number of training samples (a server knows it from the
     updates it receives). ``oracle_tv``: each client's ground-truth label skew (TV distance),
-    which no real server has; only for positive controls in tests, None otherwise.
+    which no real server has: the harness passes it so that a positive control (a policy that
+    allocates by the truth) can be audited; a policy meant for real use must not read it.
     """
 
     config: FederationConfig

@@ -50,7 +50,7 @@ class FederationResult:
     history: list[RoundRecord]
     client_widths: list[list[tuple[int, float]]]
     adaptations: list[dict[str, Any]]
-    h_tilde: list[float] | None
+    client_statistics: dict[str, list[float]]
     unit_update_counts: dict[str, list[int]]
     total_coordinates: int
     never_covered_coordinates: int

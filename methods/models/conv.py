@@ -7,11 +7,17 @@ from collections.abc import Iterable, Mapping, Sequence
 import torch
 from torch import Tensor, nn
 
+from methods.models.conv_stacked import StackedConvNet
 from methods.models.slicing import Axis, SliceableFamily, default_init_
+
+BATCHNORM_EPS = 1e-5
 
 
 class ConvNet(nn.Module):
-    """Conv3x3 -> BN -> ReLU -> MaxPool2d(2) blocks (no pool after the last), then avg-pool and Linear."""
+    """Conv3x3 -> BN -> ReLU -> MaxPool2d(2) blocks (no pool after the last), then avg-pool and Linear.
+
+    Each block applies the pooling before the ReLU, which gives the same values and gradients.
+    """
 
     def __init__(self, in_channels: int, num_classes: int, hidden: Sequence[int]) -> None:
         super().__init__()
@@ -20,11 +26,14 @@ class ConvNet(nn.Module):
         for i, (c_in, c_out) in enumerate(zip(widths[:-1], widths[1:])):
             layers: OrderedDict[str, nn.Module] = OrderedDict(
                 conv=nn.Conv2d(c_in, c_out, kernel_size=3, stride=1, padding=1),
-                bn=nn.BatchNorm2d(c_out, momentum=None, track_running_stats=True),
-                relu=nn.ReLU(),
+                bn=nn.BatchNorm2d(c_out, eps=BATCHNORM_EPS, momentum=None,
+                                  track_running_stats=True),
             )
+            # pooling before the ReLU: the same values and gradients (ReLU is monotone), and
+            # the ReLU touches a quarter of the elements
             if i < len(hidden) - 1:
                 layers["pool"] = nn.MaxPool2d(2)
+            layers["relu"] = nn.ReLU()
             blocks.append(nn.Sequential(layers))
         self.blocks = nn.Sequential(*blocks)
         self.pool = nn.AdaptiveAvgPool2d(1)
@@ -61,6 +70,10 @@ class ConvFamily(SliceableFamily):
         if generator is not None:
             default_init_(model, generator)
         return model
+
+    def stacked(self, sizes: Mapping[str, int]) -> StackedConvNet:
+        sizes = self.check_sizes(sizes)
+        return StackedConvNet([sizes[g] for g in self.groups], BATCHNORM_EPS)
 
     def param_axes(self) -> dict[str, tuple[Axis | None, ...]]:
         axes: dict[str, tuple[Axis | None, ...]] = {}

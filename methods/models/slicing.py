@@ -9,9 +9,13 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor, nn
+
+if TYPE_CHECKING:
+    from methods.models.stacked import StackedModel
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,10 @@ class SliceableFamily(ABC):
     @abstractmethod
     def param_axes(self) -> dict[str, tuple[Axis | None, ...]]:
         """For every parameter name of ``build()``: one entry per tensor dim (None = not sliced)."""
+
+    def stacked(self, sizes: Mapping[str, int]) -> StackedModel | None:
+        """The form that trains many sub-models of ``sizes`` at once, if the family offers one."""
+        return None
 
     def check_sizes(self, sizes: Mapping[str, int] | None) -> dict[str, int]:
         """Sizes for every group (full width when None), validated."""
@@ -168,10 +176,13 @@ def embed(sub_params: Mapping[str, Tensor], family: SliceableFamily,
         if tuple(sub.shape) != expected:
             raise ValueError(f"parameter {name!r}: sub-model shape {tuple(sub.shape)}, "
                              f"selection implies {expected}")
-        full = torch.zeros(reference.shape, dtype=sub.dtype, device=reference.device)
-        grid = torch.meshgrid(*[i.to(reference.device) for i in index], indexing="ij")
-        full[grid] = sub.to(reference.device)
-        out[name] = full
+        full = sub.to(reference.device)
+        for dim, idx in enumerate(dims):  # widen one sliced dim at a time
+            if idx is not None:
+                shape = list(full.shape)
+                shape[dim] = reference.shape[dim]
+                full = full.new_zeros(shape).index_copy_(dim, idx.to(full.device), full)
+        out[name] = full if full is not sub else full.clone()
     return out
 
 

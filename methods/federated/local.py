@@ -1,0 +1,31 @@
+"""What one client's local training takes (settings) and gives back (result)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch import Tensor
+
+Params = dict[str, Tensor]
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    """One round's local optimisation: E epochs of mini-batches, SGD, gradient-norm clipping."""
+
+    epochs: int
+    batch_size: int
+    lr: float
+    momentum: float
+    weight_decay: float
+    clip_norm: float | None
+
+
+@dataclass
+class LocalResult:
+    """Trained sub-model parameters and how training went."""
+
+    params: Params
+    num_samples: int
+    steps: int
+    mean_loss: float
+    nonfinite: bool
