@@ -197,7 +197,7 @@ def _drive_hasfl(coverage_guarantee: bool, rounds: int = 25):
         updates = [ClientUpdate(i, widths[i], {"w": mean["w"] + (0.0 if caps[i] == 1.0 else i)},
                                 None, 10) for i in clients]
         policy.observe(t, updates, mean)
-        estimates.append(list(policy.estimates()))
+        estimates.append(list(policy.client_statistics()["h_tilde"]))
     return caps, np.array(used), policy, estimates
 
 
