@@ -25,8 +25,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from harness.errors import WorkerMismatch
 from harness.kinds import KINDS
-from harness.planning import RunRequest
-from harness.provenance import code_fingerprint, library_versions, machine
+from harness.planning import RunRequest, run_code
+from harness.provenance import library_versions, machine
 from harness.runners.context import RunContext
 from harness.settings import Settings
 from harness.store import ResultStore
@@ -85,7 +85,8 @@ def _configure_torch(device: str, threads: int) -> None:
 
 def _check_worker(request: dict[str, Any], settings: dict[str, Any]) -> None:
     """Raise WorkerMismatch if this process would not compute what the run's key describes."""
-    code = code_fingerprint(KINDS[request["kind"]].runner)
+    kind = KINDS[request["kind"]]
+    code = run_code(kind, kind.config_model.model_validate(request["config"]))
     if code != request["code"]:
         changed = sorted(name for name in set(code) | set(request["code"]) if code.get(name) != request["code"].get(name))
         raise WorkerMismatch(f"this worker's source of {', '.join(changed)} differs from the one the run was "

@@ -65,6 +65,15 @@ def _code(runner: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(code_fingerprint(runner).items()))
 
 
+def run_code(kind, config_model) -> dict[str, str]:
+    """The source a run of `kind` executes: its runner's import closure and the user code its
+    config names (a policy module or file)."""
+    code = dict(_code(kind.runner))
+    for source in kind.code_sources(config_model):
+        code.update(source_fingerprint(source))
+    return code
+
+
 def datasets_needed(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str]) -> list[str]:
     """The data sets the runs of the claims at the profiles read (what the fetch stage obtains)."""
     names: set[str] = set()
@@ -131,9 +140,7 @@ def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, prof
 
     config = _resolve_references(config, resolve)
     config_model = loaded.kind.config_model.model_validate(config)
-    code = dict(_code(loaded.kind.runner))
-    for source in loaded.kind.code_sources(config_model):
-        code.update(source_fingerprint(source))
+    code = run_code(loaded.kind, config_model)
     datasets = dataset_fingerprints(loaded.kind.datasets(config_model), settings, data)
     key = content_key({"kind": loaded.kind.name, "config": config, "seed": seed,
                        "code": code_hash(code), "datasets": datasets, "libraries": library_versions(),
