@@ -140,7 +140,7 @@ def _analyse(federation: FederationAudit, records: dict[str, dict[int, dict]], m
     audited = federation.results[AUDITED]
     federation.validations = [analysis.validate_statistic(name, audited)
                               for name in analysis.statistic_names(list(audited.values()))]
-    accuracy = {v: analysis.final_accuracies(results) for v, results in federation.results.items()}
+    accuracy = {v: analysis.end_accuracies(results) for v, results in federation.results.items()}
     federation.comparisons = [
         analysis.compare_accuracy("random-budget", accuracy[AUDITED], accuracy["random-budget"], margin),
         analysis.compare_accuracy("heterofl", accuracy[AUDITED], accuracy["heterofl"], None),

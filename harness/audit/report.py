@@ -88,7 +88,9 @@ def write_audit(audit: Audit, out_dir: Path) -> tuple[Path, Path]:
                       f"| with data, r(stat, TV) | {validation.with_data.text()} |"]
             lines += [f"| {_cell(a.label)} | {a.text()} |" for a in validation.within_tiers.values()]
             lines += ["", f"![{validation.statistic} against capacity]({os.path.relpath(picture, out_dir)})", ""]
-        lines += ["### 2. Matched-budget parity", ""]
+        lines += ["### 2. Matched-budget parity", "",
+                  "Accuracy is each run's end-of-training accuracy as the claims read it (`end_accuracy`: the "
+                  "mean of the evaluations in the last 10% of rounds); differences are paired by seed.", ""]
         lines += [f"- realised mean capacity: audited {federation.capacity['audited']}, random control "
                   f"{federation.capacity['random-budget']}"]
         for comparison in federation.comparisons:
