@@ -212,8 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--profile", help=f"scale of the HAS-FL federations (default {DEFAULT_PROFILE})")
     audit.add_argument("--federation", action="append", choices=("cifar10", "emnist", "shakespeare"),
                        help="federation to audit on (repeatable; default the image federations, cifar10 "
-                            "and emnist: at the smoke and standard sizes the Shakespeare LSTM does not "
-                            "leave the unigram plateau)")
+                            "and emnist, Table 4's; at the standard size the Shakespeare LSTM does not leave "
+                            "the unigram plateau)")
     audit.add_argument("--margin", type=float, help="accuracy points within which parity with the random "
                                                     "control is tested (TOST; default 2)")
     audit.add_argument("--output", default="audit", help="folder for AUDIT.md, audit.json and figures "

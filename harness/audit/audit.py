@@ -26,8 +26,8 @@ from harness.store import ResultStore
 
 FEDERATIONS = {"cifar10": "hasfl-cifar10", "emnist": "hasfl-emnist", "shakespeare": "hasfl-shakespeare"}
 DEFAULT_FEDERATIONS = ("cifar10", "emnist")
-"""Table 4's federations. Shakespeare is audited on request: at the smoke and standard sizes its LSTM
-stays at the unigram plateau, where accuracies differ by nothing."""
+"""Table 4's federations. Shakespeare is audited on request: at the standard size its LSTM stays at
+the unigram plateau, where accuracies differ by nothing."""
 AUDITED = "audited"
 CONTROLS = {
     "heterofl": {"policy": "heterofl"},
