@@ -1,4 +1,5 @@
-"""The report's Performance section, from the committed full benchmark run (benchmarks/latest.json).
+"""The report's Performance section, from the committed full benchmark runs (benchmarks/latest*.json:
+one file per run of part of the suite, e.g. the training benchmarks and the end-to-end ones).
 
 Every pytest-benchmark group compares candidates with one reference measured in the same run:
 the benchmark whose `extra_info["role"]` is "reference". A candidate's figure is the
@@ -11,7 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-RESULTS = Path("benchmarks") / "latest.json"
+RESULTS = Path("benchmarks")
+PATTERN = "latest*.json"
 HIDDEN = {"role"}
 
 
@@ -22,16 +24,23 @@ def _format(value) -> str:
 
 
 def performance_section(root: Path) -> list[str]:
-    path = root / RESULTS
+    paths = sorted((root / RESULTS).glob(PATTERN))
     lines = ["## Performance", ""]
-    if not path.exists():
-        return lines + [f"No full benchmark run is committed ({RESULTS}); `pytest benchmarks --bench-full "
-                        f"--benchmark-json={RESULTS}` writes one.", ""]
+    if not paths:
+        return lines + [f"No full benchmark run is committed ({RESULTS / PATTERN}); `pytest benchmarks --bench-full "
+                        f"--benchmark-json={RESULTS / 'latest.json'}` writes one.", ""]
+    for path in paths:
+        lines += _run_section(path)
+    return lines
+
+
+def _run_section(path: Path) -> list[str]:
     data = json.loads(path.read_text(encoding="utf-8"))
     info = data.get("machine_info", {})
-    lines += [f"From `{RESULTS}` ({data.get('datetime', 'undated')}; {info.get('cpu', {}).get('brand_raw', 'CPU')}, "
-              f"{info.get('cpu', {}).get('count', '?')} cores, Python {info.get('python_version', '?')}). "
-              "Each group's speed-up is the reference's mean time over the candidate's, both measured in that run.", ""]
+    lines = [f"From `{RESULTS / path.name}` ({data.get('datetime', 'undated')}; "
+             f"{info.get('cpu', {}).get('brand_raw', 'CPU')}, {info.get('cpu', {}).get('count', '?')} cores, "
+             f"Python {info.get('python_version', '?')}). Each group's speed-up is the reference's mean time over "
+             "the candidate's, both measured in that run.", ""]
     groups: dict[str, list[dict]] = {}
     for bench in data.get("benchmarks", []):
         groups.setdefault(bench.get("group") or bench["name"], []).append(bench)
