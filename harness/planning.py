@@ -148,6 +148,24 @@ def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, prof
     return RunRequest(experiment, variant, seed, profile, loaded.kind.name, config, code, datasets, key)
 
 
+def plan_variants(catalog: Catalog, experiment: str, variants, profile: str, settings: Settings,
+                  store: ResultStore | None = None, data: Mapping[str, str] | None = None
+                  ) -> tuple[list[RunRequest], int]:
+    """The runs of `variants` of one experiment at one profile, every seed: (runnable requests,
+    number waiting for a dependency's record); a run that waits is listed with its unresolved key."""
+    requests, waiting = [], 0
+    for variant in variants:
+        for seed in catalog.specs[experiment].spec.profiles[profile].seeds:
+            try:
+                requests.append(request_for(catalog, experiment, variant, seed, profile, settings, store, data))
+            except PendingDependency as pending:
+                waiting += 1
+                requests.append(pending.request)
+            except DependencyFailed:
+                continue
+    return requests, waiting
+
+
 def plan(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], settings: Settings,
          store: ResultStore | None = None, data: Mapping[str, str] | None = None
          ) -> tuple[list[RunRequest], int]:
@@ -163,15 +181,9 @@ def plan(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], setti
         for profile in profiles:
             if profile not in spec.profiles:
                 continue
-            for variant in variants_needed(loaded, profile):
-                for seed in spec.profiles[profile].seeds:
-                    try:
-                        request = request_for(catalog, spec.experiment, variant, seed, profile, settings, store,
-                                              data)
-                    except PendingDependency as pending:
-                        waiting += 1
-                        request = pending.request
-                    except DependencyFailed:
-                        continue
-                    requests.setdefault(request.key, request)
+            runnable, pending = plan_variants(catalog, spec.experiment, variants_needed(loaded, profile), profile,
+                                              settings, store, data)
+            waiting += pending
+            for request in runnable:
+                requests.setdefault(request.key, request)
     return list(requests.values()), waiting

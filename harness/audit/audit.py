@@ -18,7 +18,7 @@ from harness.audit import analysis
 from harness.catalog import Catalog, LoadedSpec, load_catalog
 from harness.execution import execute
 from harness.fetching import fetch_data
-from harness.planning import DependencyFailed, PendingDependency, request_for
+from harness.planning import plan_variants
 from harness.provenance import git_commit
 from harness.schema.spec import Variant
 from harness.settings import Settings
@@ -101,34 +101,19 @@ def audit_spec(base: LoadedSpec, policy: str) -> LoadedSpec:
 
 def _run(catalog: Catalog, experiment: str, profile: str, settings: Settings, store: ResultStore,
          fingerprints: dict[str, str], console: Console) -> dict[str, dict[int, dict]]:
-    spec = catalog.specs[experiment].spec
-    seeds = spec.profiles[profile].seeds
-    summary = None
-    for _ in range(MAX_WAVES):
-        requests, waiting = [], False
-        for variant in spec.variants:
-            for seed in seeds:
-                try:
-                    requests.append(request_for(catalog, experiment, variant, seed, profile, settings, store,
-                                                fingerprints))
-                except PendingDependency as pending:
-                    requests.append(pending.request)
-                    waiting = True
-                except DependencyFailed:
-                    pass
-        summary = execute(requests, store, settings, console, summary)
+    variants = list(catalog.specs[experiment].spec.variants)
+    requests, waiting = plan_variants(catalog, experiment, variants, profile, settings, store, fingerprints)
+    summary = execute(requests, store, settings, console)
+    for _ in range(MAX_WAVES - 1):
         if not waiting:
             break
+        requests, waiting = plan_variants(catalog, experiment, variants, profile, settings, store, fingerprints)
+        execute(requests, store, settings, console, summary)
     records: dict[str, dict[int, dict]] = {}
-    for variant in spec.variants:
-        for seed in seeds:
-            try:
-                key = request_for(catalog, experiment, variant, seed, profile, settings, store, fingerprints).key
-            except (PendingDependency, DependencyFailed):
-                continue
-            record = store.get(key)
-            if record is not None:
-                records.setdefault(variant, {})[seed] = record
+    for request in requests:
+        record = store.get(request.key)
+        if record is not None:
+            records.setdefault(request.variant, {})[request.seed] = record
     return records
 
 
