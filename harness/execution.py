@@ -86,7 +86,7 @@ def _configure_torch(device: str, threads: int) -> None:
 def _check_worker(request: dict[str, Any], settings: dict[str, Any]) -> None:
     """Raise WorkerMismatch if this process would not compute what the run's key describes."""
     kind = KINDS[request["kind"]]
-    code = run_code(kind, kind.config_model.model_validate(request["config"]))
+    code = run_code(kind, kind.config_model.model_validate(request["config"]), reread=True)
     if code != request["code"]:
         changed = sorted(name for name in set(code) | set(request["code"]) if code.get(name) != request["code"].get(name))
         raise WorkerMismatch(f"this worker's source of {', '.join(changed)} differs from the one the run was "

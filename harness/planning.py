@@ -65,10 +65,11 @@ def _code(runner: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(code_fingerprint(runner).items()))
 
 
-def run_code(kind, config_model) -> dict[str, str]:
+def run_code(kind, config_model, reread: bool = False) -> dict[str, str]:
     """The source a run of `kind` executes: its runner's import closure and the user code its
-    config names (a policy module or file)."""
-    code = dict(_code(kind.runner))
+    config names (a policy module or file). Planning hashes the runner once per process; a
+    worker checking its own source (`reread`) hashes it again, so an edit during a sweep shows."""
+    code = dict(code_fingerprint(kind.runner) if reread else _code(kind.runner))
     for source in kind.code_sources(config_model):
         code.update(source_fingerprint(source))
     return code

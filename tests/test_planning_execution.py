@@ -231,3 +231,13 @@ def test_runs_over_dependency_waves_are_counted_once(tmp_path: Path) -> None:
     again = verify(settings, console=_quiet())
     assert (again.execution.total, again.execution.ran, again.execution.reused) == (4, 0, 4)
     assert [v.status for v in again.verdicts] == [v.status for v in first.verdicts] != ["ERROR"]
+
+
+def test_a_worker_rereads_its_source_after_planning_hashed_it(catalog, settings, monkeypatch) -> None:
+    """A source edited after planning (in a long sweep, in a worker that already ran) is refused."""
+    request = asdict(_plan(catalog, settings)[0])  # planning has hashed (and cached) the runner's source
+    real = planning.code_fingerprint
+    monkeypatch.setattr(planning, "code_fingerprint", lambda module: {**real(module), "harness.edited": "0" * 64})
+    record = run_request(request, _settings_dict(settings))
+    assert record["status"] == "error" and record["error"]["type"] == "WorkerMismatch"
+    assert "harness.edited" in record["error"]["message"]
