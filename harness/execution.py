@@ -25,6 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from harness.errors import WorkerMismatch
 from harness.kinds import KINDS
+from harness.numerics import numerics
 from harness.planning import RunRequest, run_code
 from harness.provenance import library_versions, machine
 from harness.runners.context import RunContext
@@ -125,6 +126,7 @@ def make_record(request: dict[str, Any], settings: dict[str, Any], status: str, 
     record["provenance"] = {
         "code": request["code"], "datasets": request["datasets"], "libraries": library_versions(),
         "machine": machine(), "device": settings["device"], "threads": threads,
+        "numerics": numerics(settings["device"], threads),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
         "wall_seconds": round(time.time() - started, 3),
     }
