@@ -1,26 +1,42 @@
-"""The committed regression baseline: verdicts and observed numbers of one profile.
+"""The committed regression baseline: verdicts and observed numbers of one profile, and the
+numerics they were computed under.
 
-A check fails on any changed verdict; on any observed number that drifted beyond the
-tolerance the baseline states (per claim, else the file's default); on a series or seed
-the baseline has not recorded; on any ERROR (an error is never an accepted outcome); and on
-a baseline recorded for another profile. A FAIL is kept in the baseline with its numbers: it
-documents a claim that does not reproduce, and the check then expects exactly that failure.
-A claim whose data was unavailable on the recording machine is stored as "unavailable here"
-rather than as a verdict; where the data exists, it is checked against its own expectation.
+How a check compares (docs/regression.md states the rule in full):
+
+- Records under the **same numerics** as the baseline (one fingerprint, the recorded one): exact.
+  Any changed verdict fails, any number beyond the tolerance the baseline states (per claim, else
+  the file's default) fails.
+- Records under **other numerics**:
+  - numbers that do not pass through floating-point kernels (series marked numerics-invariant:
+    analytic results, counts, coverage, allocation-rule arithmetic, exact-algebra errors) are
+    checked against the same tight tolerance;
+  - trained quantities are compared as distributions: each series' per-seed differences are
+    tested against the drift the baseline measured across numerics for its group
+    (`harness.drift`), Holm-corrected over every series of the check;
+  - a verdict that moved between INCONCLUSIVE and PASS or FAIL is *fragile* (reported, not a
+    failure) when its recorded statistics were within `NEAR_MARGIN` standard errors of the new
+    verdict; further away it fails. PASS <-> FAIL always fails.
+- Always: a series or seed the baseline has not recorded fails; an ERROR fails; a baseline of
+  another profile is refused. A FAIL is kept with its numbers: it documents a claim that does not
+  reproduce, and the check then expects exactly that failure. A claim whose data was unavailable
+  on the recording machine is stored as "unavailable here"; where the data exists, it is checked
+  against its own expectation.
 """
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import drift as drift_io
 from harness.store import json_safe
-from harness.verify import ERROR, FAIL, Verdict
+from harness.verify import ERROR, FAIL, INCONCLUSIVE, NEAR_MARGIN, PASS, Verdict
 
 DEFAULT_TOLERANCE = {"absolute": 1e-9, "relative": 1e-6}
 UNAVAILABLE = "unavailable here"
+EXACT, CROSS = "same numerics", "other numerics"
 
 
 @dataclass(frozen=True)
@@ -30,6 +46,43 @@ class Difference:
 
     def __str__(self) -> str:
         return f"{self.claim}: {self.message}"
+
+
+@dataclass
+class ClaimCheck:
+    """The outcome of comparing one claim's verdict with its baseline entry."""
+
+    claim: str
+    path: str = EXACT
+    failures: list[str] = field(default_factory=list)
+    fragile: list[str] = field(default_factory=list)
+    drift_series: list[tuple[str, dict, dict]] = field(default_factory=list, repr=False)
+    """(label, current numbers, recorded numbers) of the series left for the drift test."""
+
+
+@dataclass
+class Check:
+    """A whole regression check: per-claim outcomes and what concerns the baseline itself."""
+
+    claims: dict[str, ClaimCheck] = field(default_factory=dict)
+    general: list[Difference] = field(default_factory=list)
+    drift_tests: int = 0
+
+    @property
+    def differences(self) -> list[Difference]:
+        return self.general + [Difference(c.claim, m) for c in self.claims.values() for m in c.failures]
+
+    @property
+    def fragile(self) -> list[Difference]:
+        return [Difference(c.claim, m) for c in self.claims.values() for m in c.fragile]
+
+    def summary(self) -> str:
+        paths = {EXACT: 0, CROSS: 0}
+        for c in self.claims.values():
+            paths[c.path] += 1
+        return (f"{paths[EXACT]} claims under the baseline's numerics (compared exactly), {paths[CROSS]} under other "
+                f"numerics ({self.drift_tests} series tested against the measured drift); "
+                f"{len(self.differences)} differences, {len(self.fragile)} fragile verdicts")
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -50,69 +103,136 @@ def _close(current: float | None, recorded: float | None, tolerance: dict[str, f
     return abs(current - recorded) <= tolerance["absolute"] + tolerance["relative"] * abs(recorded)
 
 
-def _number_drift(current: dict, recorded: dict, tolerance: dict[str, float]) -> list[str]:
-    drifts = []
+def _series_changes(current: dict, recorded: dict, tolerance: dict[str, float], exact: bool
+                    ) -> tuple[list[str], list[tuple[str, dict, dict]]]:
+    """Per-series differences: (failures, series left for the drift test under other numerics)."""
+    failures, drifting = [], []
     for label in current.keys() - recorded.keys():
-        drifts.append(f"series {label!r} is not in the baseline (record it with `fedclaims baseline update`)")
+        failures.append(f"series {label!r} is not in the baseline (record it with `fedclaims baseline update`)")
     for label, numbers in recorded.items():
         now = current.get(label)
         if now is None:
-            drifts.append(f"series {label!r} is no longer observed")
+            failures.append(f"series {label!r} is no longer observed")
             continue
         recorded_values = numbers.get("values", {})
         for seed in now["values"].keys() - recorded_values.keys():
-            drifts.append(f"{label} seed {seed} is not in the baseline (record it with `fedclaims baseline update`)")
+            failures.append(f"{label} seed {seed} is not in the baseline (record it with `fedclaims baseline update`)")
+        for seed in recorded_values.keys() - now["values"].keys():
+            failures.append(f"{label} seed {seed} is no longer observed")
+        if not (exact or now.get("numerics_invariant", False)):
+            drifting.append((label, now, numbers))
+            continue
         for seed, value in recorded_values.items():
-            if seed not in now["values"]:
-                drifts.append(f"{label} seed {seed} is no longer observed")
-            elif not _close(now["values"][seed], value, tolerance):
-                drifts.append(f"drift beyond tolerance {tolerance}: {label} seed {seed}: "
-                              f"{now['values'][seed]} vs baseline {value}")
-    return drifts
+            if seed in now["values"] and not _close(now["values"][seed], value, tolerance):
+                failures.append(f"drift beyond tolerance {tolerance}: {label} seed {seed}: "
+                                f"{now['values'][seed]} vs baseline {value}"
+                                + ("" if exact else " (numerics-invariant: checked tightly across numerics)"))
+    return failures, drifting
 
 
-def compare_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[str, float]) -> list[str]:
-    """What differs between one verdict and its baseline entry (empty: unchanged)."""
+def _verdict_move(verdict: Verdict, entry: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(failure, fragile note) of a verdict that moved under other numerics."""
+    before, after = entry["status"], verdict.status
+    moved = f"verdict changed from {before} to {after} ({verdict.reason})"
+    if INCONCLUSIVE not in (before, after):
+        return moved, None
+    margins = entry.get("margins") or {}
+    distance = margins.get(after)  # stored as None when infinite (decided without a spread)
+    if distance is not None and distance < NEAR_MARGIN:
+        return None, (f"fragile: {before} → {after} under other numerics; the recorded statistics were "
+                      f"{distance:.2f} SE from {after} (near: < {NEAR_MARGIN:g} SE)")
+    far = ("the baseline records no margin" if after not in margins else
+           "the recorded verdict was decided without a spread" if distance is None else
+           f"the recorded statistics were {distance:.2f} SE from {after}")
+    return f"{moved}; {far}, beyond the {NEAR_MARGIN:g} SE within which a drift of the numerics may move it", None
+
+
+def same_numerics(verdict: Verdict, entry: dict[str, Any]) -> bool:
+    recorded = entry.get("numerics") or []
+    return len(recorded) == 1 and verdict.numerics == recorded and recorded[0] != "unrecorded"
+
+
+def check_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[str, float]) -> ClaimCheck:
+    """One claim's comparison; its drift-tested series are decided over the whole check (`check`)."""
+    result = ClaimCheck(verdict.claim)
     if verdict.status == ERROR:
-        return [f"ERROR ({verdict.reason}); an error is never an accepted baseline outcome"]
+        result.failures.append(f"ERROR ({verdict.reason}); an error is never an accepted baseline outcome")
+        return result
     if entry is None:
-        return ["not in the baseline (run `fedclaims baseline update` to record it)"]
+        result.failures.append("not in the baseline (run `fedclaims baseline update` to record it)")
+        return result
     if entry["status"] == UNAVAILABLE:
-        if verdict.data_unavailable or verdict.status != FAIL:
-            return []
-        return [f"its data was unavailable where the baseline was recorded; here it FAILs its expectation "
-                f"({verdict.reason})"]
+        if not verdict.data_unavailable and verdict.status == FAIL:
+            result.failures.append("its data was unavailable where the baseline was recorded; here it FAILs its "
+                                   f"expectation ({verdict.reason})")
+        return result
     if verdict.data_unavailable:
-        return [f"the baseline records {entry['status']}, but the data is unavailable here ({verdict.reason})"]
+        result.failures.append(f"the baseline records {entry['status']}, but the data is unavailable here "
+                               f"({verdict.reason})")
+        return result
+    exact = same_numerics(verdict, entry)
+    result.path = EXACT if exact else CROSS
     if verdict.status != entry["status"]:
-        return [f"verdict changed from {entry['status']} to {verdict.status} ({verdict.reason})"]
+        if exact:
+            result.failures.append(f"verdict changed from {entry['status']} to {verdict.status} ({verdict.reason})")
+            return result
+        failure, fragile = _verdict_move(verdict, entry)
+        if failure:
+            result.failures.append(failure)
+            return result
+        result.fragile.append(fragile)
     if entry.get("compare") == "verdict":
-        return []
+        return result
     tolerance = {**default, **entry.get("tolerance", {})}
-    return _number_drift(json_safe(verdict.numbers), entry.get("numbers", {}), tolerance)
+    failures, result.drift_series = _series_changes(json_safe(verdict.numbers), entry.get("numbers", {}), tolerance,
+                                                    exact)
+    result.failures += failures
+    return result
 
 
-def compare(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = True) -> list[Difference]:
-    """Differences of the verdicts from the baseline; `complete`: the verdicts cover every claim."""
+def check(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = True) -> Check:
+    """Compare the verdicts with the baseline; `complete`: the verdicts cover every claim."""
+    outcome = Check()
     profile = baseline.get("profile")
     wrong = sorted({v.profile for v in verdicts if v.profile != profile})
     if wrong:
-        return [Difference("<baseline>", f"recorded for profile {profile!r}, compared with verdicts of {wrong}")]
+        outcome.general.append(Difference("<baseline>", f"recorded for profile {profile!r}, compared with verdicts "
+                                                        f"of {wrong}"))
+        return outcome
     default = {**DEFAULT_TOLERANCE, **baseline.get("tolerance", {})}
     entries = baseline["claims"]
-    differences = [Difference(v.claim, message) for v in verdicts
-                   for message in compare_one(v, entries.get(v.claim), default)]
+    measured = baseline.get("drift") or {}
+    tests = []
+    for verdict in verdicts:
+        claim = check_one(verdict, entries.get(verdict.claim), default)
+        outcome.claims[verdict.claim] = claim
+        for label, now, then in claim.drift_series:
+            test = drift_io.drift_test(verdict.claim, label, drift_io.group_key(verdict.experiment, now), now, then,
+                                       measured)
+            if test is not None:
+                tests.append(test)
+    outcome.drift_tests = len(tests)
+    for test in drift_io.holm_rejected(tests):
+        outcome.claims[test.claim].failures.append(
+            f"moved beyond the drift of the numerics (Holm over {len(tests)} series, family-wise α = "
+            f"{drift_io.ALPHA:g}): {test.text()}")
     if complete:
         seen = {v.claim for v in verdicts}
-        differences += [Difference(claim, "in the baseline but no longer verified") for claim in entries
-                        if claim not in seen]
-    return differences
+        outcome.general += [Difference(claim, "in the baseline but no longer verified") for claim in entries
+                            if claim not in seen]
+    return outcome
+
+
+def compare(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = True) -> list[Difference]:
+    """The failures of a check (`check` also gives the fragile verdicts)."""
+    return check(verdicts, baseline, complete).differences
 
 
 def _entry(verdict: Verdict, old: dict[str, Any], varying: set[str]) -> dict[str, Any]:
     if verdict.data_unavailable:
         return {"status": UNAVAILABLE, "reason": verdict.reason}
     entry = {"status": verdict.status, "reason": verdict.reason, "observed": verdict.observed,
+             "experiment": verdict.experiment, "numerics": verdict.numerics, "margins": json_safe(verdict.margins),
              "numbers": json_safe(verdict.numbers)}
     if "tolerance" in old:
         entry["tolerance"] = old["tolerance"]
@@ -122,12 +242,15 @@ def _entry(verdict: Verdict, old: dict[str, Any], varying: set[str]) -> dict[str
 
 
 def updated(verdicts: list[Verdict], profile: str, previous: dict[str, Any] | None,
-            varying: set[str] = frozenset(), complete: bool = True) -> dict[str, Any]:
-    """A new baseline from the verdicts, keeping the tolerances stated in the previous one.
+            varying: set[str] = frozenset(), complete: bool = True,
+            numerics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A new baseline from the verdicts, keeping the tolerances and the drift measurement stated
+    in the previous one.
 
-    Claims in `varying` observe measurements that differ between runs (timings); their
-    entries compare the verdict only. With `complete` False (a selection was verified),
-    the previous entries of claims not among the verdicts are kept.
+    Claims in `varying` observe measurements that differ between runs (timings); their entries
+    compare the verdict only. With `complete` False (a selection was verified), the previous
+    entries of claims not among the verdicts are kept. `numerics`: the description of every
+    numerics fingerprint of the records behind the verdicts.
     """
     previous = previous or {}
     old = previous.get("claims", {})
@@ -135,9 +258,15 @@ def updated(verdicts: list[Verdict], profile: str, previous: dict[str, Any] | No
     for v in verdicts:
         if v.profile == profile:
             claims[v.claim] = _entry(v, old.get(v.claim, {}), varying)
-    return {"profile": profile, "tolerance": previous.get("tolerance", DEFAULT_TOLERANCE),
+    used = {fp for entry in claims.values() for fp in entry.get("numerics", [])}
+    known = {**previous.get("numerics", {}), **(numerics or {})}
+    data = {"profile": profile, "tolerance": previous.get("tolerance", DEFAULT_TOLERANCE),
             "note": previous.get("note", "Rewritten only by `fedclaims baseline update`; review its diff like code."),
-            "claims": dict(sorted(claims.items()))}
+            "numerics": {fp: known[fp] for fp in sorted(used) if fp in known}}
+    if "drift" in previous:
+        data["drift"] = previous["drift"]
+    data["claims"] = dict(sorted(claims.items()))
+    return data
 
 
 def write(path: Path, data: dict[str, Any]) -> None:

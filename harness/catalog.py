@@ -369,7 +369,21 @@ def load_claims(claims_dir: Path, root: Path | None, specs: dict[str, LoadedSpec
             loaded = LoadedClaim(claim, claim_file.paper, doc, path)
             if _check_claim(loaded, specs, spec_ids, problems):
                 claims.append(loaded)
+        _check_families(doc, claim_file, problems)
     return claims, papers
+
+
+def _check_families(doc: Document, claim_file: ClaimFile, problems: list[Problem]) -> None:
+    """A family is tested together (Holm across it): it names at least two claims of its file."""
+    members: dict[str, list[int]] = {}
+    for index, claim in enumerate(claim_file.claims):
+        if claim.family:
+            members.setdefault(claim.family, []).append(index)
+    for family, indices in members.items():
+        if len(indices) == 1:
+            problems.append(doc.problem(("claims", indices[0], "family"),
+                                        f"family {family!r} has one claim: a family names at least two claims "
+                                        "of its file tested together"))
 
 
 def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: set[str],
@@ -418,7 +432,26 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
         if profile not in spec.profiles:
             report(sub, f"unknown profile {profile!r} of experiment {spec.experiment!r}{did_you_mean(profile, spec.profiles)}")
         _check_expectation(obs, expectation, spec, lambda message, s=sub: report(s, message))
+        if profile in spec.profiles and _exact_equality_of_a_varying_mean(target, obs, expectation, profile):
+            report(sub, f"equals {expectation.equals} without a tolerance, tested on the mean of '{obs.metric}', "
+                        "which varies with the seed: a t-interval is never a single point, so it can never PASS "
+                        "(state a tolerance, or read each seed with `of: every_seed`)")
     return len(problems) == before
+
+
+def _exact_equality_of_a_varying_mean(target: LoadedSpec, obs, expectation, profile: str) -> bool:
+    if not (isinstance(expectation, claim_schema.Equals) and expectation.tolerance == 0.0
+            and expectation.of == "mean" and isinstance(obs, (claim_schema.MetricObservation,
+                                                              claim_schema.DifferenceObservation))):
+        return False
+    metric = target.kind.metrics.get(obs.metric)
+    if metric is None:
+        return False
+    try:
+        configs = [target.resolve(variant, profile).model_dump(mode="json") for variant in obs.variants]
+    except (KeyError, ValidationError, ValueError):
+        return False
+    return not all(metric.is_deterministic(config) for config in configs)
 
 
 def _check_expectation(obs, expectation, spec: ExperimentSpec, report) -> None:

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from harness import baseline as baseline_io
 from harness.errors import SpecError
-from harness.pipeline import DEFAULT_PROFILE, select, varying_claims, verify
+from harness.pipeline import DEFAULT_PROFILE, numerics_of, select, varying_claims, verify
 from harness.settings import Settings, find_project_root
 
 console = Console(stderr=True)
@@ -135,14 +135,17 @@ def cmd_baseline(args) -> int:
     if args.action == "update":
         previous = baseline_io.load(path) if path.exists() else None
         baseline_io.write(path, baseline_io.updated(outcome.verdicts, profile, previous, varying_claims(outcome),
-                                                    complete=complete))
+                                                    complete=complete, numerics=numerics_of(outcome)))
         console.print(f"wrote {path} with {len(outcome.verdicts)} claims" + ("" if complete else " updated"))
         return 0
-    differences = baseline_io.compare(outcome.verdicts, recorded, complete=complete)
-    for difference in differences:
+    result = baseline_io.check(outcome.verdicts, recorded, complete=complete)
+    for difference in result.differences:
         console.print(f"[red]regression[/red] {difference}")
-    console.print(f"{len(outcome.verdicts)} claims compared with {path.name}: {len(differences)} differences")
-    return 1 if differences else 0
+    for note in result.fragile:
+        console.print(f"[yellow]fragile[/yellow] {note}")
+    console.print(f"{len(outcome.verdicts)} claims compared with {path.name}: {len(result.differences)} differences "
+                  f"({result.summary()})")
+    return 1 if result.differences else 0
 
 
 def cmd_power(args) -> int:

@@ -21,14 +21,20 @@ def _fmt(v: float) -> str:
 class Series:
     """Per-seed values of one variant (or of a paired difference, or a correlation across clients).
 
-    `deterministic`: every value is fixed by its run's config (one seed decides a mean).
-    `correlations`: for a correlation observation, the per-seed statistic with its interval.
+    `deterministic`: every value is fixed by its run's config (one seed decides a mean), up to a
+    relative `agreement`. `correlations`: for a correlation observation, the per-seed statistic
+    with its interval. `invariant`: the values do not depend on the CPU's floating-point kernels.
+    `quantity` names what is observed (a metric, a paired difference, a correlation) for the
+    regression check's drift measurements.
     """
 
     label: str
     values: dict[int, float]
     deterministic: bool = False
     correlations: dict[int, Correlation] = field(default_factory=dict)
+    invariant: bool = False
+    agreement: float = 0.0
+    quantity: str = ""
 
     @property
     def finite(self) -> list[float]:
@@ -70,7 +76,8 @@ class Series:
     def numbers(self) -> dict[str, Any]:
         s = summarize(list(self.values.values()))
         data: dict[str, Any] = {"mean": s.mean, "std": s.std, "n": s.n,
-                                "values": {str(k): v for k, v in self.values.items()}}
+                                "values": {str(k): v for k, v in self.values.items()},
+                                "quantity": self.quantity, "numerics_invariant": self.invariant}
         if self.correlations:
             data["intervals"] = {str(k): [c.low, c.high] for k, c in self.correlations.items()}
             data["clients"] = {str(k): c.n for k, c in self.correlations.items()}
@@ -94,20 +101,26 @@ def metric_series(kind: ExperimentKind, metric: str, args: dict, variant: str, l
     spec = kind.metrics[metric]
     parsed = spec.args.model_validate(args)
     values = {seed: float(spec.compute(records[(variant, seed)]["result"], parsed)) for seed in seeds}
-    deterministic = all(spec.is_deterministic(records[(variant, seed)]["config"]) for seed in seeds)
-    return Series(label, values, deterministic)
+    configs = [records[(variant, seed)]["config"] for seed in seeds]
+    return Series(label, values, all(spec.is_deterministic(c) for c in configs),
+                  invariant=all(spec.is_numerics_invariant(c) for c in configs), agreement=spec.agreement,
+                  quantity=metric)
 
 
 def _correlation_series(kind: ExperimentKind, obs: schema.CorrelationObservation, variant: str, label: str,
                         seeds: list[int], records: Records) -> Series:
     names = (*obs.correlation, obs.given or "")
+    quantities = [kind.client_quantities[name] for name in names if name]
+    invariant = all(q.is_numerics_invariant(records[(variant, seed)]["config"]) for q in quantities for seed in seeds)
     per_seed = {}
     for seed in seeds:
         result = records[(variant, seed)]["result"]
         x, y = (kind.client_quantities[name].compute(result) for name in obs.correlation)
         given = kind.client_quantities[obs.given].compute(result) if obs.given else None
         per_seed[seed] = correlation(x, y, given, obs.method, names=names)
-    return Series(label, {seed: c.r for seed, c in per_seed.items()}, correlations=per_seed)
+    quantity = f"r({obs.correlation[0]}, {obs.correlation[1]}" + (f" | {obs.given})" if obs.given else ")")
+    return Series(label, {seed: c.r for seed, c in per_seed.items()}, correlations=per_seed, invariant=invariant,
+                  quantity=f"{obs.method} {quantity}")
 
 
 def observe(kind: ExperimentKind, obs, variant_labels: Mapping[str, str], seeds: list[int],
@@ -124,7 +137,9 @@ def observe(kind: ExperimentKind, obs, variant_labels: Mapping[str, str], seeds:
         first, second = (metric_series(kind, obs.metric, obs.args, v, label(v), seeds, records) for v in obs.of)
         difference = Series(f"{label(obs.of[0])} − {label(obs.of[1])} ({obs.metric})",
                             {seed: first.values[seed] - second.values[seed] for seed in seeds},
-                            first.deterministic and second.deterministic)
+                            first.deterministic and second.deterministic,
+                            invariant=first.invariant and second.invariant,
+                            agreement=max(first.agreement, second.agreement), quantity=f"difference of {obs.metric}")
         spread = None
         if spread_variant is not None:
             spread = metric_series(kind, obs.metric, obs.args, spread_variant, label(spread_variant), seeds, records)

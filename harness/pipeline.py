@@ -11,7 +11,7 @@ from harness.fetching import DataState, fetch_data, survey_data
 from harness.planning import DependencyFailed, PendingDependency, RunRequest, datasets_needed, plan, request_for
 from harness.settings import Settings
 from harness.store import ResultStore
-from harness.verify import Verdict, verify_claim
+from harness.verify import Verdict, apply_families, verify_claim
 
 DEFAULT_PROFILE = "smoke"
 MAX_DEPENDENCY_WAVES = 4
@@ -27,6 +27,19 @@ class Outcome:
     execution: ExecutionSummary = field(default_factory=ExecutionSummary)
     store: ResultStore | None = None
     data: DataState = field(default_factory=DataState)
+
+
+def numerics_of(outcome: "Outcome") -> dict[str, dict]:
+    """The description of every numerics fingerprint among the records behind the outcome."""
+    found: dict[str, dict] = {}
+    if outcome.store is None:
+        return found
+    for request in outcome.requests:
+        record = outcome.store.get(request.key)
+        description = ((record or {}).get("provenance") or {}).get("numerics")
+        if description:
+            found.setdefault(description["fingerprint"], description)
+    return dict(sorted(found.items()))
 
 
 def varying_claims(outcome: "Outcome") -> set[str]:
@@ -110,5 +123,10 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
         outcome.requests = list({r.key: r for r in [*outcome.requests, *stored]}.values())
         outcome.verdicts += [verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
                              for claim in claims for profile in extra]
+    apply_families(outcome.verdicts, lambda v: expectation_alpha(catalog, v))
     outcome.execution.events = list(store.events)
     return outcome
+
+
+def expectation_alpha(catalog: Catalog, verdict: Verdict) -> float:
+    return getattr(catalog.claim(verdict.claim).claim.expect.get(verdict.profile), "alpha", 0.05)

@@ -4,13 +4,17 @@ Collected from the project's claims/*.yaml. Options: --claims-profile (default s
 --claims-baseline (default baselines/<profile>.json when it exists; 'none' disables),
 --claims-workers, --claims-store. Outcomes: PASS passes, FAIL fails with the reason,
 SKIPPED and INCONCLUSIVE skip with the reason, ERROR always errors (raised in setup). With a
-baseline (which must be recorded for the same profile), anything `harness.baseline.compare_one`
-reports fails: a changed verdict, numbers that drifted beyond its tolerance, series or seeds
-it has not recorded; a FAIL the baseline records with the same numbers is an expected failure
-(xfail).
+baseline (which must be recorded for the same profile), the session's claims are checked
+against it together (`harness.baseline.check`: exactly under the baseline's numerics, as
+distributions under other numerics, with one Holm correction over the session's series) and
+every failure it reports for a claim fails its item: a changed verdict, numbers beyond the
+tolerance or the measured drift, series or seeds it has not recorded. A fragile verdict (moved
+under other numerics from near its boundary) passes with a warning. A FAIL the baseline records
+is an expected failure (xfail).
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -68,6 +72,10 @@ class ClaimsFile(pytest.File):
                 yield item
 
 
+class FragileVerdict(UserWarning):
+    """A verdict that moved under other numerics from near its decision boundary (not a failure)."""
+
+
 class ClaimFailure(Exception):
     """A claim did not hold, or moved away from its baseline."""
 
@@ -90,6 +98,16 @@ def _verdicts(item: "ClaimItem") -> dict[tuple[str, str], Verdict]:
         state["verdicts"] = {(v.claim, v.profile): v for v in outcome.verdicts}
         state["events"] = outcome.execution.events
     return state["verdicts"]
+
+
+def _baseline_check(item: "ClaimItem", baseline: dict) -> "baseline_io.Check":
+    """One check per profile over every claim item of the session (the drift tests share one Holm)."""
+    state = item.config.stash[_STATE_KEY]
+    key = ("check", item.profile)
+    if key not in state:
+        verdicts = [v for (claim, profile), v in _verdicts(item).items() if profile == item.profile]
+        state[key] = baseline_io.check(verdicts, baseline, complete=False)
+    return state[key]
 
 
 def _baseline(item: "ClaimItem") -> dict | None:
@@ -120,14 +138,16 @@ class ClaimItem(pytest.Item):
         self.user_properties.append(("verdict", verdict.status))
         baseline = _baseline(self)
         if baseline is not None:
-            from harness.baseline import DEFAULT_TOLERANCE
-            default = {**DEFAULT_TOLERANCE, **baseline.get("tolerance", {})}
-            changes = baseline_io.compare_one(verdict, baseline["claims"].get(self.claim_id), default)
-            if changes:
-                raise ClaimFailure("regression against the baseline: " + "; ".join(changes)
+            result = _baseline_check(self, baseline).claims[self.claim_id]
+            self.user_properties.append(("numerics", result.path))
+            if result.failures:
+                raise ClaimFailure(f"regression against the baseline ({result.path}): " + "; ".join(result.failures)
                                    + f"\nobserved: {verdict.observed}")
+            for note in result.fragile:
+                warnings.warn(FragileVerdict(f"{self.claim_id} [{self.profile}]: {note}"), stacklevel=1)
             if verdict.status == "FAIL":
-                pytest.xfail(f"does not reproduce (recorded in the baseline): {verdict.reason}")
+                why = "; ".join(result.fragile) or "recorded in the baseline"
+                pytest.xfail(f"does not reproduce ({why}): {verdict.reason}")
         if verdict.status == "FAIL":
             raise ClaimFailure(f"{verdict.reason}\nexpected: {verdict.expectation}\nobserved: {verdict.observed}")
         if verdict.status in ("SKIPPED", "INCONCLUSIVE"):

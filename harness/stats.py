@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 from statsmodels.stats.power import NormalIndPower, TTestPower
 from statsmodels.tools import sm_exceptions  # noqa: F401 - imported first: it installs warning filters on import
 
@@ -95,7 +95,11 @@ def equivalence(values: Sequence[float], bound: float, alpha: float) -> tuple[st
 
 @dataclass(frozen=True)
 class Correlation:
-    """A (partial) correlation across n clients with its Fisher-z interval, or why it is undefined."""
+    """A (partial) correlation across n clients with its Fisher-z interval, or why it is undefined.
+
+    The interval stored (`low`, `high`) is the 95% one shown in reports; tests read `z` and
+    `weight` at their own level (`interval`).
+    """
 
     r: float
     p_value: float
@@ -104,15 +108,28 @@ class Correlation:
     n: int
     controls: int = 0
     undefined: str = ""
+    method: str = "pearson"
 
     @property
-    def weight(self) -> int:
-        """Inverse variance of Fisher's z: n - 3 - (number of controlled quantities)."""
-        return self.n - 3 - self.controls
+    def weight(self) -> float:
+        """Inverse variance of Fisher's z: n - 3 - (controlled quantities); for Spearman's rank
+        correlation divided by 1 + r²/2 (Bonett and Wright, 2000)."""
+        base = float(self.n - 3 - self.controls)
+        if self.method == "spearman" and math.isfinite(self.r):
+            return base / (1.0 + self.r * self.r / 2.0)
+        return base
 
     @property
     def z(self) -> float:
         return math.atanh(max(min(self.r, 1 - 1e-12), -1 + 1e-12))
+
+    @property
+    def se(self) -> float:
+        return 1.0 / math.sqrt(self.weight)
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        half = stats.norm.ppf(0.5 + confidence / 2) * self.se
+        return math.tanh(self.z - half), math.tanh(self.z + half)
 
 
 def _residuals(values: np.ndarray, control: np.ndarray) -> tuple[np.ndarray, float]:
@@ -148,7 +165,7 @@ def correlation(x: Sequence[float], y: Sequence[float], given: Sequence[float] |
     controls = 0 if given is None else 1
 
     def undefined(reason: str) -> Correlation:
-        return Correlation(math.nan, math.nan, math.nan, math.nan, n, controls, reason)
+        return Correlation(math.nan, math.nan, math.nan, math.nan, n, controls, reason, method)
 
     if n - 3 - controls < 1:
         return undefined(f"{n} clients with finite values; a correlation interval needs at least {4 + controls}")
@@ -168,21 +185,77 @@ def correlation(x: Sequence[float], y: Sequence[float], given: Sequence[float] |
     if controls:
         t = r * math.sqrt((n - 2 - controls) / max(1e-300, 1 - r * r))
         p_value = float(2 * stats.t.sf(abs(t), n - 2 - controls))
-    measured = Correlation(r, p_value, math.nan, math.nan, n, controls)
-    half = stats.norm.ppf(0.5 + confidence / 2) / math.sqrt(measured.weight)
-    return Correlation(r, p_value, math.tanh(measured.z - half), math.tanh(measured.z + half), n, controls)
+    measured = Correlation(r, p_value, math.nan, math.nan, n, controls, method=method)
+    low, high = measured.interval(confidence)
+    return Correlation(r, p_value, low, high, n, controls, method=method)
 
 
-def pooled_correlation(per_seed: Sequence[Correlation], confidence: float = CONFIDENCE) -> Correlation:
-    """Inverse-variance pooling of Fisher's z over seeds (a fixed-effect meta-analysis)."""
+@dataclass(frozen=True)
+class PooledCorrelation:
+    """A random-effects pool of per-seed Fisher z values: the mean correlation over runs.
+
+    Seeds are separate runs (their own partitions, caps and training), so their correlations
+    may differ by more than sampling error: the between-seed variance tau² is estimated by
+    DerSimonian and Laird, and the mean's interval uses the Hartung-Knapp variance with
+    k - 1 degrees of freedom (never narrower than the fixed-effect one), which keeps its level
+    with few seeds. Cochran's Q and I² say how much the seeds disagree.
+    """
+
+    r: float
+    z: float
+    se: float
+    df: int | None
+    """degrees of freedom of the t reference of the interval (None for one seed: normal)"""
+    seeds: int
+    q: float
+    i_squared: float
+    tau_squared: float
+    n: int
+
+    def critical(self, one_sided_alpha: float) -> float:
+        return float(stats.norm.isf(one_sided_alpha) if self.df is None else stats.t.isf(one_sided_alpha, self.df))
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        half = self.critical((1 - confidence) / 2) * self.se
+        return math.tanh(self.z - half), math.tanh(self.z + half)
+
+    @property
+    def low(self) -> float:
+        return self.interval(CONFIDENCE)[0]
+
+    @property
+    def high(self) -> float:
+        return self.interval(CONFIDENCE)[1]
+
+    @property
+    def q_p_value(self) -> float:
+        return float(stats.chi2.sf(self.q, self.seeds - 1)) if self.seeds > 1 else math.nan
+
+    def heterogeneity_text(self) -> str:
+        if self.seeds < 2:
+            return "one seed"
+        return (f"Cochran's Q = {self.q:.3g} (p = {self.q_p_value:.2g}), I² = {self.i_squared:.0%}, "
+                f"τ² = {self.tau_squared:.3g}; Hartung-Knapp interval on {self.df} df")
+
+
+def pooled_correlation(per_seed: Sequence[Correlation]) -> PooledCorrelation:
+    """Random-effects pooling of Fisher's z over seeds (DerSimonian-Laird tau², Hartung-Knapp interval)."""
     weights = np.array([c.weight for c in per_seed], dtype=float)
     zs = np.array([c.z for c in per_seed])
-    z = float(np.sum(weights * zs) / np.sum(weights))
-    half = stats.norm.ppf(0.5 + confidence / 2) / math.sqrt(float(np.sum(weights)))
-    p_value = float(2 * stats.norm.sf(abs(z) * math.sqrt(float(np.sum(weights)))))
+    k = len(per_seed)
     n = sum(c.n for c in per_seed)
-    controls = per_seed[0].controls
-    return Correlation(math.tanh(z), p_value, math.tanh(z - half), math.tanh(z + half), n, controls)
+    fixed = float(np.sum(weights * zs) / np.sum(weights))
+    if k == 1:
+        return PooledCorrelation(math.tanh(fixed), fixed, 1.0 / math.sqrt(weights[0]), None, 1, 0.0, 0.0, 0.0, n)
+    q = float(np.sum(weights * (zs - fixed) ** 2))
+    scale = float(np.sum(weights) - np.sum(weights ** 2) / np.sum(weights))
+    tau_squared = max(0.0, (q - (k - 1)) / scale) if scale > 0 else 0.0
+    i_squared = max(0.0, (q - (k - 1)) / q) if q > 0 else 0.0
+    random_weights = 1.0 / (1.0 / weights + tau_squared)
+    z = float(np.sum(random_weights * zs) / np.sum(random_weights))
+    spread = float(np.sum(random_weights * (zs - z) ** 2)) / (k - 1)
+    se = math.sqrt(max(spread, 1.0) / float(np.sum(random_weights)))
+    return PooledCorrelation(math.tanh(z), z, se, k - 1, k, q, i_squared, tau_squared, n)
 
 
 # --- power ------------------------------------------------------------------------------
@@ -217,6 +290,11 @@ class Power:
     def to_dict(self) -> dict:
         return {"unit": self.unit, "have": self.have, "detectable": self.detectable, "needed": self.needed,
                 "note": self.note}
+
+
+def sensitivity(power: Power) -> Power:
+    """What a decided test could have detected, without a number of seeds 'that would decide it'."""
+    return Power(power.unit, power.have, power.detectable, None, power.note if power.needed is None else "")
 
 
 def _solve(solver, **arguments) -> float:
@@ -262,24 +340,140 @@ def t_power(values: Sequence[float], distance: float, alpha: float, unit: str = 
     return Power(unit, s.n, detectable, needed, note)
 
 
-def fisher_power(correlation: Correlation, bound: float, units: int, weight_per_unit: float,
-                 unit: str, alpha: float = 1 - CONFIDENCE) -> Power:
-    """Power figures of deciding a correlation against `bound` with a two-sided Fisher-z interval.
+def fisher_power(z: float, bound: float, units: int, variance_per_unit: float, unit: str,
+                 alpha: float) -> Power:
+    """Power figures of a one-sided test at level alpha of a Fisher z against `bound`.
 
-    `units` independent units (seeds pooled, or clients of one run) each add `weight_per_unit`
-    to the inverse variance of z; `needed` counts the units that put the interval on one side
-    of the bound at the observed z, `detectable` is the smallest |r - bound| the units detect.
+    `units` independent units (seeds pooled, or clients of one run) each add 1/variance_per_unit
+    to the inverse variance of z; `needed` counts the units that decide the bound at the observed
+    z, `detectable` is the smallest |r - bound| the units detect.
     """
     solver = NormalIndPower()
     z_bound = math.atanh(max(min(bound, 1 - 1e-12), -1 + 1e-12))
-    per_unit_sd = 1.0 / math.sqrt(weight_per_unit)
+    per_unit_sd = math.sqrt(variance_per_unit)
     effect_detectable = _solve(solver, nobs1=max(units, 1), alpha=alpha, power=POWER, ratio=0.0,
-                               alternative="two-sided") * per_unit_sd
-    detectable = abs(math.tanh(z_bound + math.copysign(effect_detectable, correlation.z - z_bound)) - bound)
-    effect = abs(correlation.z - z_bound) / per_unit_sd
+                               alternative="larger") * per_unit_sd
+    detectable = abs(math.tanh(z_bound + math.copysign(effect_detectable, z - z_bound)) - bound)
+    effect = abs(z - z_bound) / per_unit_sd
     if effect < 1e-6:
         return Power(unit, units, detectable, None, "the observed correlation sits on the bound")
     needed = _ceil_units(_solve(solver, effect_size=effect, alpha=alpha, power=POWER, ratio=0.0,
-                                alternative="two-sided"))
+                                alternative="larger"))
     note = "" if needed is not None else f"the observed effect is too small for {PRACTICAL_UNITS} {unit}"
     return Power(unit, units, detectable, needed, note)
+
+
+# --- power of a range: both one-sided comparisons must pass --------------------------------
+
+def _inclusion_probability(low_distance: float, high_distance: float, sd: float, n: int | np.ndarray,
+                           alpha: float, t_based: bool) -> np.ndarray:
+    """P(both one-sided comparisons pass) with the estimate at the given distances inside each bound.
+
+    A lower bound of the exact probability (P(A and B) >= P(A) + P(B) - 1), so a number of units
+    chosen from it reaches at least the stated power.
+    """
+    n = np.asarray(n, dtype=float)
+    scale = sd / np.sqrt(n)
+    if t_based:
+        critical = special.stdtrit(n - 1, 1.0 - alpha)
+        each = [1.0 - special.nctdtr(n - 1, d / scale, critical) for d in (low_distance, high_distance)]
+    else:
+        critical = special.ndtri(1.0 - alpha)
+        each = [special.ndtr(d / scale - critical) for d in (low_distance, high_distance)]
+    return np.maximum(0.0, each[0] + each[1] - 1.0)
+
+
+def _smallest_units(enough) -> int | None:
+    """The smallest number of units in [2, PRACTICAL_UNITS] for which `enough` holds (monotone in it)."""
+    if not enough(PRACTICAL_UNITS):
+        return None
+    low, high = 1, PRACTICAL_UNITS
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle, high)
+    return max(2, high)
+
+
+def _one_sided_needed(effect: float, alpha: float, t_based: bool) -> int | None:
+    """Units a one-sided test at alpha needs to detect a standardized effect with power POWER."""
+    if effect < 1e-6:
+        return None
+    if t_based:
+        solver = TTestPower()
+        if solver.power(effect_size=effect, nobs=2, alpha=alpha, alternative="larger") >= POWER:
+            return 2
+        return _ceil_units(_solve(solver, effect_size=effect, alpha=alpha, power=POWER, alternative="larger"))
+    return _ceil_units(_solve(NormalIndPower(), effect_size=effect, alpha=alpha, power=POWER, ratio=0.0,
+                              alternative="larger"))
+
+
+def inclusion_power(estimate: float, sd: float, low: float, high: float, have: int, alpha: float,
+                    unit: str = "seeds", t_based: bool = True) -> Power:
+    """Power figures of a range decided by two one-sided tests (between, approx, equivalence).
+
+    `sd` is the spread of one unit (a seed's value, or the per-unit sd of a Fisher z): `needed`
+    is the smallest number of units at which both comparisons pass with probability POWER at the
+    observed estimate and spread; `detectable` the smallest distance inside the nearest bound at
+    which the units at hand reach that power.
+    """
+    if have < 2 and t_based:
+        return Power(unit, have, None, None, "one value carries no spread: at least 2 seeds (3 for a useful "
+                                             "test) are needed before any number of seeds can be estimated")
+    if sd == 0.0:
+        return Power(unit, have, 0.0, have, "no spread between seeds")
+    width = high - low
+    units_now = max(have, 2)
+
+    def reaches(distance: float) -> bool:
+        return _inclusion_probability(distance, width - distance, sd, units_now, alpha, t_based) >= POWER
+
+    detectable = None
+    if reaches(width / 2):  # the probability grows as the estimate moves from a bound to the centre
+        inside, outside = width / 2, 0.0
+        for _ in range(24):
+            middle = (inside + outside) / 2
+            inside, outside = (middle, outside) if reaches(middle) else (inside, middle)
+        detectable = float(inside)
+    if not low < estimate < high:
+        distance = low - estimate if estimate <= low else estimate - high
+        needed = _one_sided_needed(distance / sd, alpha, t_based)
+        note = "the estimate lies outside the range: the number is of units that would show it outside"
+        if needed is None:
+            note += f"; the observed effect is too small for {PRACTICAL_UNITS} {unit}"
+        return Power(unit, have, detectable, needed, note)
+    needed = _smallest_units(lambda units: _inclusion_probability(estimate - low, high - estimate, sd, units, alpha,
+                                                                  t_based) >= POWER)
+    note = "" if needed is not None else f"the observed effect is too small for {PRACTICAL_UNITS} {unit}"
+    if detectable is None:
+        note = "; ".join(n for n in (note, f"the range is too narrow for {have} {unit} at this spread") if n)
+    return Power(unit, have, detectable, needed, note)
+
+
+# --- a sign test, for differences some of which are infinite -------------------------------
+
+def sign_test(differences: Sequence[float]) -> tuple[float, float]:
+    """One-sided exact binomial p-values (positive side, negative side) of the signs; zeros dropped."""
+    positive = sum(1 for d in differences if d > 0)
+    negative = sum(1 for d in differences if d < 0)
+    n = positive + negative
+    if n == 0:
+        return 1.0, 1.0
+    return (float(stats.binom.sf(positive - 1, n, 0.5)), float(stats.binom.sf(negative - 1, n, 0.5)))
+
+
+def sign_test_seeds(alpha: float) -> int:
+    """Seeds, all of one sign, that a one-sided sign test needs to reach alpha."""
+    return max(2, math.ceil(math.log2(1.0 / alpha) + 1e-12))
+
+
+# --- the spread of a reference, with its uncertainty -----------------------------------------
+
+def sd_bounds(values: Sequence[float], alpha: float) -> tuple[float, float]:
+    """One-sided (1 - alpha) lower and upper confidence bounds of a standard deviation (chi-square)."""
+    s = summarize(values)
+    if s.n < 2:
+        return 0.0, math.inf
+    df = s.n - 1
+    lower = s.std * math.sqrt(df / stats.chi2.isf(alpha, df))
+    upper = s.std * math.sqrt(df / stats.chi2.ppf(alpha, df))
+    return float(lower), float(upper)

@@ -27,24 +27,32 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from harness.catalog import Catalog, LoadedClaim
+from harness.numerics import fingerprint
 from harness.observe import Observed, Series, observe
 from harness.planning import variants_needed
 from harness.schema import claim as schema
-from harness.stats import (CONFIDENCE, Correlation, Power, equivalence, fisher_power, interval_inclusion,
-                           one_sided, summarize, t_power)
+from scipy import stats as scipy_stats
+
+from harness.evidence import Evidence, combine, decided, holm_levels, margin_text, margins, nearest
+from harness.stats import (Correlation, Power, equivalence, fisher_power, inclusion_power, sd_bounds, sensitivity,
+                           sign_test, sign_test_seeds, summarize, t_power)
 
 PASS, FAIL, INCONCLUSIVE, SKIPPED, ERROR = "PASS", "FAIL", "INCONCLUSIVE", "SKIPPED", "ERROR"
 STATUSES = (PASS, FAIL, INCONCLUSIVE, SKIPPED, ERROR)
 _SEVERITY = {PASS: 0, INCONCLUSIVE: 1, FAIL: 2, ERROR: 3}
+NEAR_MARGIN = 3.0
+"""A verdict whose statistics lie within this many standard errors of another verdict's region is
+*fragile*: a drift of the numbers of that size (another CPU's kernels) may move it there."""
 
 
 @dataclass
 class Decision:
-    """The outcome of one expectation on one observation."""
+    """The outcome of one expectation on one observation, and the comparisons it rests on."""
 
     status: str
     reason: str
     power: Power | None = None
+    evidence: list[Evidence] = field(default_factory=list)
 
 
 @dataclass
@@ -64,9 +72,23 @@ class Verdict:
     power: dict[str, Any] | None = None
     data_unavailable: bool = False
     """SKIPPED because a data set the claim needs is not on this machine (not a verdict on the claim)."""
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    """The comparisons the verdict rests on (`harness.evidence.Evidence`), each in its test statistic."""
+    margins: dict[str, float] = field(default_factory=dict)
+    """How far (in standard errors of its statistics) the verdict is from each other verdict."""
+    margin: str = ""
+    numerics: list[str] = field(default_factory=list)
+    """Numerics fingerprints of the records behind the verdict (more than one: mixed numerics)."""
+    family: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def fragile(self) -> bool:
+        """Decided from statistics within NEAR_MARGIN standard errors of another verdict."""
+        closest = nearest(self.margins)
+        return closest is not None and closest[1] < NEAR_MARGIN and self.status in (PASS, FAIL, INCONCLUSIVE)
 
 
 def _fmt(value: float) -> str:
@@ -91,8 +113,9 @@ def describe(expectation, obs=None) -> str:
     every = getattr(expectation, "of", "mean") == "every_seed"
     alpha = getattr(expectation, "alpha", 0.05)
     if correlation:
-        how = (f" on every seed ({CONFIDENCE:.0%} Fisher-z interval per seed)" if every
-               else f" (pooled over seeds, {CONFIDENCE:.0%} Fisher-z interval)")
+        test = _correlation_test_text(expectation, alpha)
+        how = (f" on every seed (Fisher z per seed, {test})" if every
+               else f" (random-effects pool of Fisher z over seeds, {test})")
     elif every:
         how = " on every seed"
     else:
@@ -121,8 +144,15 @@ def describe(expectation, obs=None) -> str:
         case schema.Equivalent():
             return f"within ±{_fmt(expectation.equivalent_within)} (TOST, α = {alpha})"
         case schema.WithinSpread():
-            return f"|mean paired difference| < seed-to-seed std of {expectation.within_spread_of}"
+            return (f"|mean paired difference| < seed-to-seed std of {expectation.within_spread_of} (TOST against "
+                    f"the spread's {1 - alpha:.0%} lower bound, α = {alpha})")
     raise TypeError(type(expectation))
+
+
+def _correlation_test_text(expectation, alpha: float) -> str:
+    if isinstance(expectation, schema._Inequality):
+        return f"one-sided at α = {alpha}"
+    return f"{1 - 2 * alpha:.0%} interval"
 
 
 # --- reading one value against an expectation ---------------------------------------------
@@ -136,23 +166,6 @@ def _point_test(expectation) -> Callable[[float], bool]:
     return lambda v: low <= v <= high
 
 
-def _interval_test(expectation, low: float, high: float) -> str:
-    """'pass' / 'fail' / 'undecided' of an expectation on an interval [low, high] of the quantity."""
-    if isinstance(expectation, schema._Inequality):
-        bound = expectation.bound
-        on_side = high < bound if expectation.side == "less" else low > bound
-        off_side = low > bound if expectation.side == "less" else high < bound
-        if expectation.negated:
-            return "fail" if on_side else "pass"
-        return "pass" if on_side else "fail" if off_side else "undecided"
-    range_low, range_high = _range(expectation)
-    if low >= range_low and high <= range_high:
-        return "pass"
-    if high < range_low or low > range_high:
-        return "fail"
-    return "undecided"
-
-
 def _nearest_bound(expectation, value: float) -> float:
     if isinstance(expectation, schema._Inequality):
         return expectation.bound
@@ -160,141 +173,250 @@ def _nearest_bound(expectation, value: float) -> float:
     return low if abs(value - low) <= abs(value - high) else high
 
 
+def _oriented(expectation, distance: float) -> float:
+    """A signed distance from the bound (estimate - bound) oriented so that larger favours the claim."""
+    oriented = distance if expectation.side == "greater" else -distance
+    return -oriented if expectation.negated else oriented
+
+
+def _bound_evidence(expectation, label: str, estimate: float, se: float, df: float | None,
+                    fail_alpha: float, scale: Callable[[float], float] = float) -> list[Evidence]:
+    """The comparisons of an estimate with standard error `se` against the expectation's bound(s),
+    the bounds read on the estimate's scale (`scale`: Fisher's z for a correlation)."""
+    alpha = expectation.alpha
+
+    def statistic(distance: float) -> float:
+        if se > 0.0:
+            return distance / se
+        return math.copysign(math.inf, distance) if distance != 0.0 else -math.inf
+
+    if isinstance(expectation, schema._Inequality):
+        bound = scale(expectation.bound)
+        value = statistic(_oriented(expectation, estimate - bound))
+        if expectation.negated:
+            if se == 0.0 and estimate == bound:
+                value = math.inf  # exactly on the bound is 'not beyond' it
+            return [Evidence(label, value, df, None, fail_alpha)]
+        return [Evidence(label, value, df, alpha, fail_alpha)]
+    low, high = _range(expectation)
+    low_scaled, high_scaled = scale(low), scale(high)
+    at_low = math.inf if se == 0.0 and estimate == low_scaled else statistic(estimate - low_scaled)
+    at_high = math.inf if se == 0.0 and estimate == high_scaled else statistic(high_scaled - estimate)
+    return [Evidence(f"{label} ≥ {_fmt(low)}", at_low, df, alpha, fail_alpha),
+            Evidence(f"{label} ≤ {_fmt(high)}", at_high, df, alpha, fail_alpha)]
+
+
 # --- tests of one series ---------------------------------------------------------------
 
 def _every_seed(expectation, series: Series) -> Decision:
     holds = _point_test(expectation)
+    evidence = [decided(f"{series.label} s{seed}", holds(v)) for seed, v in series.values.items()]
     failing = {seed: v for seed, v in series.values.items() if not holds(v)}
     if failing:
         listed = ", ".join(f"s{seed} = {_fmt(v)}" for seed, v in failing.items())
-        return Decision(FAIL, f"{series.label}: {len(failing)} of {len(series.values)} seeds miss it ({listed})")
-    return Decision(PASS, f"{series.label}: all {len(series.values)} seeds meet it")
+        return Decision(FAIL, f"{series.label}: {len(failing)} of {len(series.values)} seeds miss it ({listed})",
+                        evidence=evidence)
+    return Decision(PASS, f"{series.label}: all {len(series.values)} seeds meet it", evidence=evidence)
 
 
-def _direct(expectation, series: Series, why: str) -> Decision:
+def _direct(expectation, series: Series, why: str, fail_alpha: float) -> Decision:
     mean = summarize(list(series.values.values())).mean
-    if _point_test(expectation)(mean):
-        return Decision(PASS, f"{series.label}: {_fmt(mean)} meets it ({why})")
-    return Decision(FAIL, f"{series.label}: {_fmt(mean)} misses it ({why})")
+    evidence = _bound_evidence(expectation, series.label, mean, 0.0, None, fail_alpha)
+    status = combine(evidence)
+    verb = {PASS: "meets", FAIL: "misses", INCONCLUSIVE: "cannot decide"}[status]
+    return Decision(status, f"{series.label}: {_fmt(mean)} {verb} it ({why})", evidence=evidence)
 
 
-def _mean_test(expectation, series: Series) -> Decision:
+def _disagreeing(series: Series) -> bool:
+    """Seeds of a deterministic metric further apart than its declared agreement."""
+    values = list(series.values.values())
+    tolerance = max(series.agreement, 1e-12)
+    return any(v != values[0] and not math.isclose(v, values[0], rel_tol=tolerance) for v in values)
+
+
+def _mean_test(expectation, series: Series, fail_alpha: float) -> Decision:
     values = list(series.values.values())
     s = summarize(values)
     if series.deterministic:
-        return _direct(expectation, series, "the metric is fixed by the config: one seed decides")
+        if _disagreeing(series):
+            listed = ", ".join(f"s{seed} = {_fmt(v)}" for seed, v in series.values.items())
+            return Decision(ERROR, f"{series.label}: declared fixed by the config, yet its seeds disagree ({listed}); "
+                                   "the metric's `deterministic` declaration is wrong or the run is not reproducible")
+        return _direct(expectation, series, "the metric is fixed by the config: one seed decides", fail_alpha)
+    alpha = expectation.alpha
+    if s.n < 2:
+        power = t_power(values, 0.0, alpha)
+        return Decision(INCONCLUSIVE, f"{series.label}: one seed ({_fmt(s.mean)}) of a metric that varies with the "
+                                      "seed cannot decide a test of the mean", power)
     infinite = [seed for seed, v in series.values.items() if math.isinf(v)]
     if infinite:
         if math.isnan(s.mean):
             return Decision(INCONCLUSIVE, f"{series.label}: +inf and -inf on seeds {infinite}")
-        return _direct(expectation, series, f"infinite on seeds {infinite}: no spread brings the mean back")
-    if s.n < 2:
-        power = t_power(values, 0.0, expectation.alpha)
-        return Decision(INCONCLUSIVE, f"{series.label}: one seed ({_fmt(s.mean)}) of a metric that varies with the "
-                                      "seed cannot decide a test of the mean", power)
+        return _direct(expectation, series, f"infinite on seeds {infinite}: no spread brings the mean back",
+                       fail_alpha)
     if s.std == 0.0:
-        return _direct(expectation, series, f"all {s.n} seeds equal")
-    alpha = expectation.alpha
+        return _direct(expectation, series, f"all {s.n} seeds equal", fail_alpha)
+    se = s.std / math.sqrt(s.n)
+    evidence = _bound_evidence(expectation, series.label, s.mean, se, s.n - 1, fail_alpha)
+    status = combine(evidence)
+    head = f"{series.label}: mean {_fmt(s.mean)} ± {_fmt(s.std)} (n = {s.n})"
     if isinstance(expectation, schema._Inequality):
         bound = expectation.bound
-        test = one_sided(values, bound, expectation.side, alpha)
-        head = f"{series.label}: mean {_fmt(s.mean)} ± {_fmt(s.std)} (n = {s.n})"
+        p_claim, p_other = evidence[0].p_claim, evidence[0].p_against
         if expectation.negated:
             side = "below" if expectation.side == "less" else "above"
-            if test.outcome == "pass":
-                return Decision(FAIL, f"{head} is significantly {side} {_fmt(bound)}, one-sided p = {test.p_value:.3g}")
-            return Decision(PASS, f"{head} is not significantly {side} {_fmt(bound)}, one-sided p = {test.p_value:.3g}",
-                            t_power(values, s.mean - bound, alpha))
-        relation = {"pass": "meets", "fail": "contradicts", "undecided": "cannot decide"}[test.outcome]
-        status = {"pass": PASS, "fail": FAIL, "undecided": INCONCLUSIVE}[test.outcome]
-        power = t_power(values, s.mean - bound, alpha) if status == INCONCLUSIVE else None
-        return Decision(status, f"{head} {relation} the bound {_fmt(bound)}, one-sided p = {test.p_value:.3g}"
-                                f" (other side p = {test.p_opposite:.3g})", power)
+            if status == FAIL:
+                return Decision(FAIL, f"{head} is significantly {side} {_fmt(bound)}, one-sided p = {p_other:.3g}"
+                                      f"{_level(fail_alpha, alpha)}", evidence=evidence)
+            return Decision(PASS, f"{head} is not significantly {side} {_fmt(bound)}, one-sided p = {p_other:.3g}",
+                            sensitivity(t_power(values, s.mean - bound, fail_alpha)), evidence)
+        relation = {PASS: "meets", FAIL: "contradicts", INCONCLUSIVE: "cannot decide"}[status]
+        power = None
+        if status == INCONCLUSIVE:
+            toward_pass = _oriented(expectation, s.mean - bound) >= 0
+            power = t_power(values, s.mean - bound, alpha if toward_pass else fail_alpha)
+        return Decision(status, f"{head} {relation} the bound {_fmt(bound)}, one-sided p = {p_claim:.3g}"
+                                f" (other side p = {p_other:.3g}{_level(fail_alpha, alpha)})", power, evidence)
     low, high = _range(expectation)
-    outcome, (ci_low, ci_high) = interval_inclusion(values, low, high, alpha)
-    where = {"pass": "lies inside", "fail": "lies outside", "undecided": "straddles a bound of"}[outcome]
-    status = {"pass": PASS, "fail": FAIL, "undecided": INCONCLUSIVE}[outcome]
-    power = (t_power(values, s.mean - _nearest_bound(expectation, s.mean), alpha)
-             if status == INCONCLUSIVE else None)
+    t_critical = float(scipy_stats.t.isf(alpha, s.n - 1))
+    ci_low, ci_high = s.mean - t_critical * se, s.mean + t_critical * se
+    where = {PASS: "lies inside", FAIL: "lies outside", INCONCLUSIVE: "straddles a bound of"}[status]
+    power = inclusion_power(s.mean, s.std, low, high, s.n, alpha) if status == INCONCLUSIVE else None
     return Decision(status, f"{series.label}: mean {_fmt(s.mean)} ± {_fmt(s.std)} (n = {s.n}), "
                             f"{1 - 2 * alpha:.0%} interval [{_fmt(ci_low)}, {_fmt(ci_high)}] {where} "
-                            f"[{_fmt(low)}, {_fmt(high)}]", power)
+                            f"[{_fmt(low)}, {_fmt(high)}]{_level(fail_alpha, alpha)}", power, evidence)
 
 
-def _pooled_power(expectation, series: Series) -> Power:
-    """Seeds that would decide a pooled correlation, each seed as heavy as the observed ones on average."""
-    per_seed = list(series.correlations.values())
-    mean_weight = sum(c.weight for c in per_seed) / len(per_seed)
-    return fisher_power(series.pooled, _nearest_bound(expectation, series.pooled.r), len(per_seed), mean_weight,
-                        "seeds")
+def _level(fail_alpha: float, alpha: float) -> str:
+    """Where a contradiction is tested below α (several variants, Holm), say so."""
+    return f"; a contradiction is tested at α = {fail_alpha:.3g} (Holm over the variants)" if fail_alpha < alpha else ""
 
 
-def _clients_power(expectation, c: Correlation) -> Power:
-    """Clients per run that would decide one seed's correlation (each client adds 1 to z's weight)."""
-    power = fisher_power(c, _nearest_bound(expectation, c.r), c.weight, 1.0, "clients per run")
-    offset = c.n - c.weight
-    return Power(power.unit, c.n, power.detectable, None if power.needed is None else power.needed + offset,
-                 power.note)
-
-
-def _correlation_test(expectation, series: Series) -> Decision:
+def _correlation_test(expectation, series: Series, fail_alpha: float) -> Decision:
     undefined = series.undefined
     if undefined:
         listed = "; ".join(f"s{seed}: {reason}" for seed, reason in undefined.items())
         return Decision(INCONCLUSIVE, f"{series.label}: the correlation is undefined ({listed})")
-    status = {"pass": PASS, "fail": FAIL, "undecided": INCONCLUSIVE}
+    alpha = expectation.alpha
     if expectation.of == "every_seed":
-        outcomes = {seed: _interval_test(expectation, c.low, c.high) for seed, c in series.correlations.items()}
-        by = {o: [seed for seed, x in outcomes.items() if x == o] for o in ("pass", "fail", "undecided")}
-        head = (f"{series.label}: {len(by['pass'])} of {len(outcomes)} seeds' intervals meet it, "
-                f"{len(by['fail'])} miss it, {len(by['undecided'])} straddle it")
-        if by["fail"]:
-            return Decision(FAIL, f"{head} (missing: {', '.join(f's{seed}' for seed in by['fail'])})")
-        if by["undecided"]:
-            powers = [_clients_power(expectation, series.correlations[seed]) for seed in by["undecided"]]
+        evidence = []
+        outcomes = {}
+        for seed, c in series.correlations.items():
+            seed_evidence = _bound_evidence(expectation, f"{series.label} s{seed}", c.z, c.se, None, fail_alpha,
+                                            _atanh)
+            evidence += seed_evidence
+            outcomes[seed] = combine(seed_evidence)
+        by = {o: [seed for seed, x in outcomes.items() if x == o] for o in (PASS, FAIL, INCONCLUSIVE)}
+        head = (f"{series.label}: {len(by[PASS])} of {len(outcomes)} seeds' intervals meet it, "
+                f"{len(by[FAIL])} miss it, {len(by[INCONCLUSIVE])} straddle it")
+        if by[FAIL]:
+            return Decision(FAIL, f"{head} (missing: {', '.join(f's{seed}' for seed in by[FAIL])})", evidence=evidence)
+        if by[INCONCLUSIVE]:
+            powers = [_clients_power(expectation, series.correlations[seed]) for seed in by[INCONCLUSIVE]]
             needed = [p for p in powers if p.needed is not None]
             power = max(needed, key=lambda p: p.needed) if needed else powers[0]
-            return Decision(INCONCLUSIVE, head, power)
-        return Decision(PASS, head)
+            return Decision(INCONCLUSIVE, head, power, evidence)
+        return Decision(PASS, head, evidence=evidence)
     pooled = series.pooled
-    outcome = _interval_test(expectation, pooled.low, pooled.high)
-    power = (_pooled_power(expectation, series)
-             if outcome == "undecided" or getattr(expectation, "negated", False) else None)
-    return Decision(status[outcome], f"{series.label}: pooled r = {_fmt(pooled.r)}, {CONFIDENCE:.0%} interval "
-                                     f"[{_fmt(pooled.low)}, {_fmt(pooled.high)}] over {len(series.correlations)} seeds",
-                    power)
+    evidence = _bound_evidence(expectation, series.label, pooled.z, pooled.se, pooled.df, fail_alpha, _atanh)
+    status = combine(evidence)
+    low, high = pooled.interval(1 - 2 * alpha)
+    power = None
+    if status == INCONCLUSIVE:
+        power = _pooled_power(expectation, series)
+    elif getattr(expectation, "negated", False) and status == PASS:
+        power = sensitivity(_pooled_power(expectation, series))
+    return Decision(status, f"{series.label}: pooled r = {_fmt(pooled.r)}, {1 - 2 * alpha:.0%} interval "
+                            f"[{_fmt(low)}, {_fmt(high)}] over {len(series.correlations)} seeds (random effects: "
+                            f"{pooled.heterogeneity_text()}){_level(fail_alpha, alpha)}", power, evidence)
 
 
-def _value_test(expectation, series: Series) -> Decision:
+def _atanh(r: float) -> float:
+    return math.atanh(max(min(r, 1 - 1e-12), -1 + 1e-12))
+
+
+def _pooled_power(expectation, series: Series) -> Power:
+    """Seeds that would decide a pooled correlation, each seed as heavy as the observed ones on average
+    (its sampling variance plus the between-seed variance)."""
+    per_seed = list(series.correlations.values())
+    pooled = series.pooled
+    variance = sum(1.0 / c.weight for c in per_seed) / len(per_seed) + pooled.tau_squared
+    if isinstance(expectation, schema._Inequality):
+        return fisher_power(pooled.z, expectation.bound, len(per_seed), variance, "seeds", expectation.alpha)
+    low, high = (_atanh(b) for b in _range(expectation))
+    return inclusion_power(pooled.z, math.sqrt(variance), low, high, len(per_seed), expectation.alpha,
+                           t_based=False)
+
+
+def _clients_power(expectation, c: Correlation) -> Power:
+    """Clients per run that would decide one seed's correlation (each client adds 1 to z's weight)."""
+    if isinstance(expectation, schema._Inequality):
+        power = fisher_power(c.z, expectation.bound, int(c.weight), 1.0, "clients per run", expectation.alpha)
+    else:
+        low, high = (_atanh(b) for b in _range(expectation))
+        power = inclusion_power(c.z, 1.0, low, high, int(c.weight), expectation.alpha, "clients per run",
+                                t_based=False)
+    offset = c.n - int(c.weight)
+    return Power(power.unit, c.n, power.detectable, None if power.needed is None else power.needed + offset,
+                 power.note)
+
+
+def _value_test(expectation, series: Series, fail_alpha: float) -> Decision:
     nan_seeds = [seed for seed, v in series.values.items() if math.isnan(v) and seed not in series.undefined]
     if nan_seeds:
         return Decision(INCONCLUSIVE, f"{series.label}: not a number on seeds {nan_seeds} (see the run records)")
     if series.correlations:
-        return _correlation_test(expectation, series)
+        return _correlation_test(expectation, series, fail_alpha)
     if expectation.of == "every_seed":
         return _every_seed(expectation, series)
-    return _mean_test(expectation, series)
+    return _mean_test(expectation, series, fail_alpha)
 
 
 # --- tests across series ---------------------------------------------------------------
 
-def _pair_test(higher: Series, lower: Series, alpha: float, pairs: int) -> tuple[str, str, Power | None]:
+def _pair_test(higher: Series, lower: Series, alpha: float, fail_alpha: float
+               ) -> tuple[str, str, Power | None, Evidence]:
     """'pass' / 'reversed' / 'undecided' for `higher` above `lower`, paired over their seeds."""
     seeds = [seed for seed in higher.values if seed in lower.values]
     differences = [higher.values[seed] - lower.values[seed] for seed in seeds]
+    label = f"{higher.label} − {lower.label}"
+    outcome_of = {"pass": "pass", "fail": "reversed", "undecided": "undecided"}
+    if any(math.isinf(d) for d in differences):
+        return _sign_pair(label, seeds, differences, alpha, fail_alpha)
     s = summarize(differences)
-    text = f"{higher.label} − {lower.label}: mean {_fmt(s.mean)}"
+    text = f"{label}: mean {_fmt(s.mean)}"
     if higher.deterministic and lower.deterministic or (s.n >= 2 and s.std == 0.0):
-        return ("pass" if s.mean > 0 else "reversed"), f"{text} (no spread: compared directly)", None
+        evidence = decided(label, s.mean > 0)
+        return outcome_of[evidence.outcome], f"{text} (no spread: compared directly)", None, evidence
     if s.n < 2:
-        return "undecided", f"{text} (one seed)", t_power(differences, 0.0, alpha)
-    test = one_sided(differences, 0.0, "greater", alpha)
-    text = f"{text} ± {_fmt(s.std)} (n = {s.n}), one-sided p = {test.p_value:.3g}"
-    if test.p_value < alpha:
-        return "pass", text, None
-    if test.p_opposite < alpha / pairs:
-        return "reversed", f"{text}, reversed p = {test.p_opposite:.3g}", None
-    return "undecided", text, t_power(differences, s.mean, alpha)
+        return "undecided", f"{text} (one seed)", t_power(differences, 0.0, alpha), \
+            Evidence(label, math.nan, None, alpha, fail_alpha)
+    evidence = Evidence(label, s.mean / (s.std / math.sqrt(s.n)), s.n - 1, alpha, fail_alpha)
+    text = f"{text} ± {_fmt(s.std)} (n = {s.n}), one-sided p = {evidence.p_claim:.3g}"
+    outcome = outcome_of[evidence.outcome]
+    if outcome == "reversed":
+        return outcome, f"{text}, reversed p = {evidence.p_against:.3g} (α = {fail_alpha:.3g})", None, evidence
+    if outcome == "pass":
+        return outcome, text, None, evidence
+    return outcome, text, t_power(differences, s.mean, alpha if s.mean > 0 else fail_alpha), evidence
+
+
+def _sign_pair(label: str, seeds: list[int], differences: list[float], alpha: float, fail_alpha: float
+               ) -> tuple[str, str, Power | None, Evidence]:
+    """A pair with an infinite difference on some seed: decided by the signs (exact one-sided sign test)."""
+    p_above, p_below = sign_test(differences)
+    infinite = [seed for seed, d in zip(seeds, differences) if math.isinf(d)]
+    statistic = float(scipy_stats.norm.isf(p_above)) if p_above <= p_below else -float(scipy_stats.norm.isf(p_below))
+    evidence = Evidence(label, statistic, None, alpha, fail_alpha)
+    outcome = {"pass": "pass", "fail": "reversed", "undecided": "undecided"}[evidence.outcome]
+    text = (f"{label}: infinite on seeds {infinite}, so the signs decide (sign test: {sum(d > 0 for d in differences)} "
+            f"of {len(differences)} seeds above, p = {p_above:.3g}; below p = {p_below:.3g})")
+    power = None
+    if outcome == "undecided":
+        needed = sign_test_seeds(alpha)
+        power = Power("seeds", len(differences), None, needed,
+                      f"a sign test needs {needed} seeds all on one side at α = {alpha:.3g}")
+    return outcome, text, power, evidence
 
 
 def _order_test(expectation: schema.Order, observed: Observed, obs: schema.CompareObservation) -> Decision:
@@ -302,55 +424,118 @@ def _order_test(expectation: schema.Order, observed: Observed, obs: schema.Compa
     ranked = [by_variant[v] for v in expectation.order]
     pairs = list(zip(ranked, ranked[1:]))
     if expectation.of == "every_seed":
+        evidence = []
         for higher, lower in pairs:
             bad = [seed for seed in higher.values if not higher.values[seed] > lower.values[seed]]
+            evidence += [decided(f"{higher.label} > {lower.label} s{seed}", seed not in bad) for seed in higher.values]
             if bad:
-                return Decision(FAIL, f"{higher.label} is not above {lower.label} on seeds {bad}")
-        return Decision(PASS, "observed order " + " > ".join(expectation.order) + " on every seed")
-    results = [_pair_test(higher, lower, expectation.alpha, len(pairs)) for higher, lower in pairs]
-    reason = "; ".join(text for _, text, _ in results)
-    outcomes = [outcome for outcome, _, _ in results]
+                return Decision(FAIL, f"{higher.label} is not above {lower.label} on seeds {bad}", evidence=evidence)
+        return Decision(PASS, "observed order " + " > ".join(expectation.order) + " on every seed", evidence=evidence)
+    fail_alpha = expectation.alpha / len(pairs)
+    results = [_pair_test(higher, lower, expectation.alpha, fail_alpha) for higher, lower in pairs]
+    reason = "; ".join(text for _, text, _, _ in results)
+    evidence = [e for _, _, _, e in results]
+    outcomes = [outcome for outcome, _, _, _ in results]
     if "reversed" in outcomes:
-        return Decision(FAIL, reason)
+        return Decision(FAIL, reason, evidence=evidence)
     if all(outcome == "pass" for outcome in outcomes):
-        return Decision(PASS, reason)
-    powers = [power for outcome, _, power in results if outcome == "undecided" and power is not None]
-    decided = [p for p in powers if p.needed is not None]
-    return Decision(INCONCLUSIVE, reason, max(decided, key=lambda p: p.needed) if decided else
-                    (powers[0] if powers else None))
+        return Decision(PASS, reason, evidence=evidence)
+    powers = [power for outcome, _, power, _ in results if outcome == "undecided" and power is not None]
+    decided_powers = [p for p in powers if p.needed is not None]
+    return Decision(INCONCLUSIVE, reason, max(decided_powers, key=lambda p: p.needed) if decided_powers else
+                    (powers[0] if powers else None), evidence)
 
 
 def _equivalence_test(expectation: schema.Equivalent, series: Series) -> Decision:
     values = list(series.values.values())
     s = summarize(values)
     bound, alpha = expectation.equivalent_within, expectation.alpha
+    within = schema.Between(between=(-bound, bound), alpha=alpha)
+    infinite = [seed for seed, v in series.values.items() if math.isinf(v)]
+    if infinite:
+        return Decision(FAIL, f"{series.label}: infinite on seeds {infinite}: an unbounded difference lies outside "
+                              f"±{_fmt(bound)}", evidence=[decided(series.label, False, alpha)])
     if series.deterministic or (s.n >= 2 and s.std == 0.0):
-        status = PASS if abs(s.mean) < bound else FAIL
-        return Decision(status, f"difference {_fmt(s.mean)} with no spread between seeds, compared directly")
+        evidence = _bound_evidence(within, series.label, s.mean, 0.0, None, alpha)
+        return Decision(combine(evidence), f"difference {_fmt(s.mean)} with no spread between seeds, compared "
+                                           "directly", evidence=evidence)
     if s.n < 2:
         return Decision(INCONCLUSIVE, f"equivalence needs at least 2 seeds, got {s.n}", t_power(values, 0.0, alpha))
     outcome, p_value, (low, high) = equivalence(values, bound, alpha)
-    status = {"pass": PASS, "fail": FAIL, "undecided": INCONCLUSIVE}[outcome]
-    power = t_power(values, bound - abs(s.mean), alpha) if status != FAIL else None
+    evidence = _bound_evidence(within, series.label, s.mean, s.std / math.sqrt(s.n), s.n - 1, alpha)
+    status = combine(evidence)
+    power = None
+    if status == INCONCLUSIVE:
+        power = inclusion_power(s.mean, s.std, -bound, bound, s.n, alpha)
+    elif status == PASS:
+        power = sensitivity(inclusion_power(s.mean, s.std, -bound, bound, s.n, alpha))
     return Decision(status, f"mean difference {_fmt(s.mean)} ± {_fmt(s.std)} (n = {s.n}), {1 - 2 * alpha:.0%} "
-                            f"interval [{_fmt(low)}, {_fmt(high)}], TOST p = {p_value:.3g}", power)
+                            f"interval [{_fmt(low)}, {_fmt(high)}], TOST p = {p_value:.3g}", power, evidence)
 
 
 def _within_spread_test(expectation: schema.WithinSpread, series: Series, spread: Series) -> Decision:
-    values = list(series.values.values())
-    if len(values) < 2:
-        return Decision(INCONCLUSIVE, "a seed-to-seed spread needs at least 2 seeds", t_power(values, 0.0, 0.05))
-    mean = summarize(values).mean
-    reference = summarize(list(spread.values.values())).std
-    status = PASS if abs(mean) < reference else FAIL
-    relation = "<" if status == PASS else "≥"
-    power = t_power(values, mean, 0.05) if status == PASS else None
-    return Decision(status, f"|mean paired difference| {_fmt(abs(mean))} {relation} seed std of "
-                            f"{expectation.within_spread_of} {_fmt(reference)} (n = {len(values)})", power)
+    """Equivalence of the paired difference within the reference's seed spread, that spread's own
+    uncertainty counted against the claim: PASS if the difference's (1 − 2α) interval lies within
+    ± the (1 − α) lower confidence bound of the reference's standard deviation, FAIL if it lies
+    wholly outside ± its upper confidence bound."""
+    values, reference = list(series.values.values()), list(spread.values.values())
+    alpha = expectation.alpha
+    name = expectation.within_spread_of
+    infinite = [seed for seed, v in series.values.items() if math.isinf(v)]
+    if infinite:
+        return Decision(FAIL, f"{series.label}: infinite on seeds {infinite}: outside any seed spread",
+                        evidence=[decided(series.label, False, alpha)])
+    d = summarize(values)
+    r = summarize(reference)
+    no_spread_reference = spread.deterministic or (r.n >= 2 and r.std == 0.0)
+    if r.n < 2 and not no_spread_reference:
+        return Decision(INCONCLUSIVE, f"a seed-to-seed spread of {name} needs at least 2 seeds",
+                        t_power(values, 0.0, alpha))
+    low_sd, high_sd = (r.std, r.std) if no_spread_reference else sd_bounds(reference, alpha)
+    no_spread_difference = series.deterministic or (d.n >= 2 and d.std == 0.0)
+    if d.n < 2 and not no_spread_difference:
+        return Decision(INCONCLUSIVE, "the paired difference needs at least 2 seeds", t_power(values, 0.0, alpha))
+    se = 0.0 if no_spread_difference else d.std / math.sqrt(d.n)
+    df = None if no_spread_difference else d.n - 1
+    size = abs(d.mean)
+
+    def against(bound: float, passes: bool) -> Evidence:
+        distance = bound - size
+        if se > 0.0:
+            value = distance / se
+        else:
+            value = math.inf if distance >= 0.0 else -math.inf
+        return (Evidence(f"|difference| within {_fmt(bound)}", value, df, alpha, None) if passes else
+                Evidence(f"|difference| beyond {_fmt(bound)}", value, df, 1.0, alpha))
+
+    evidence = [against(low_sd, True), against(high_sd, False)]
+    status = combine(evidence)
+    spread_text = (f"seed std of {name} {_fmt(r.std)}" if no_spread_reference else
+                   f"seed std of {name} {_fmt(r.std)}, {1 - alpha:.0%} bounds [{_fmt(low_sd)}, {_fmt(high_sd)}] "
+                   f"(n = {r.n})")
+    if se > 0.0:
+        t_critical = float(scipy_stats.t.isf(alpha, d.n - 1))
+        head = (f"mean paired difference {_fmt(d.mean)} ± {_fmt(d.std)} (n = {d.n}), {1 - 2 * alpha:.0%} "
+                f"interval [{_fmt(d.mean - t_critical * se)}, {_fmt(d.mean + t_critical * se)}]")
+    else:
+        head = f"paired difference {_fmt(d.mean)} on every seed"
+    verb = {PASS: "lies within ±", FAIL: "lies beyond ±", INCONCLUSIVE: "cannot be placed against ±"}[status]
+    bound_text = _fmt(low_sd) if status != FAIL else _fmt(high_sd)
+    power = None
+    if status == INCONCLUSIVE and se > 0.0 and low_sd > 0.0:
+        power = inclusion_power(d.mean, d.std, -low_sd, low_sd, d.n, alpha)
+    elif status == PASS and se > 0.0:
+        power = sensitivity(inclusion_power(d.mean, d.std, -low_sd, low_sd, d.n, alpha))
+    return Decision(status, f"{head} {verb}{bound_text} ({spread_text})", power, evidence)
 
 
 def evaluate(expectation, obs, observed: Observed) -> Decision:
-    """The decision of an expectation on an observation."""
+    """The decision of an expectation on an observation.
+
+    Several series (one per variant) must each meet it: PASS needs every one to pass at α (an
+    intersection-union test needs no correction); a contradiction of any one is tested with
+    Holm's correction over the variants (for 'any', its first step: α / number of variants).
+    """
     series = observed.series + ([observed.spread] if observed.spread is not None else [])
     for s in series:
         nan_seeds = [seed for seed, v in s.values.items() if math.isnan(v) and seed not in s.undefined]
@@ -362,12 +547,14 @@ def evaluate(expectation, obs, observed: Observed) -> Decision:
         return _equivalence_test(expectation, observed.series[0])
     if isinstance(expectation, schema.WithinSpread):
         return _within_spread_test(expectation, observed.series[0], observed.spread)
-    decisions = [_value_test(expectation, s) for s in observed.series]
+    fail_alpha = expectation.alpha / len(observed.series)
+    decisions = [_value_test(expectation, s, fail_alpha) for s in observed.series]
     status = max((d.status for d in decisions), key=_SEVERITY.__getitem__)
     powers = [d.power for d in decisions if d.status == status and d.power is not None]
-    decided = [p for p in powers if p.needed is not None]
-    power = max(decided, key=lambda p: p.needed) if decided else (powers[0] if powers else None)
-    return Decision(status, "; ".join(d.reason for d in decisions), power)
+    decided_powers = [p for p in powers if p.needed is not None]
+    power = max(decided_powers, key=lambda p: p.needed) if decided_powers else (powers[0] if powers else None)
+    evidence = [e for d in decisions for e in d.evidence]
+    return Decision(status, "; ".join(d.reason for d in decisions), power, evidence)
 
 
 # --- verdicts -------------------------------------------------------------------
@@ -417,6 +604,7 @@ def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
                 verdict.status, verdict.reason = ERROR, f"{variant} seed {seed} raised {error['type']}: {error['message']}"
                 return verdict
             records[(variant, seed)] = record
+    verdict.numerics = sorted({fingerprint(record) for record in records.values()})
     labels = {name: v.label for name, v in spec.variants.items()}
     spread = expectation.within_spread_of if isinstance(expectation, schema.WithinSpread) else None
     try:
@@ -429,8 +617,77 @@ def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
     if observed.spread is not None:
         verdict.numbers[f"spread reference: {observed.spread.label}"] = observed.spread.numbers()
     decision = evaluate(expectation, claim.observe, observed)
+    verdict.family = claim.family or ""
+    _record_decision(verdict, decision)
+    if len(verdict.numerics) > 1:
+        verdict.reason = f"{mixed_numerics_text(records)} {verdict.reason}"
+    return verdict
+
+
+def _record_decision(verdict: Verdict, decision: Decision) -> None:
     verdict.status, verdict.reason = decision.status, decision.reason
+    verdict.evidence = [e.to_dict() for e in decision.evidence]
+    verdict.margins = margins(decision.evidence) if decision.status in (PASS, FAIL, INCONCLUSIVE) else {}
+    verdict.margin = margin_text(decision.evidence) if verdict.margins else ""
     if decision.power is not None:
         verdict.power = decision.power.to_dict()
         verdict.reason += f" — power: {decision.power.text()}"
-    return verdict
+
+
+def mixed_numerics_text(records: dict[tuple[str, int], dict]) -> str:
+    """Which records were computed under which numerics, when they differ."""
+    groups: dict[str, list[str]] = {}
+    for (variant, seed), record in sorted(records.items()):
+        groups.setdefault(fingerprint(record), []).append(f"{variant} s{seed}")
+    listed = "; ".join(f"`{fp}`: {', '.join(runs)}" for fp, runs in sorted(groups.items()))
+    return f"[records of {len(groups)} different numerics, compared as one series: {listed}]"
+
+
+# --- families: claims that test one relation several ways -----------------------------------
+
+def _rejection_p(evidence: list[Evidence], alpha: float) -> float:
+    """The p-value with which a claim rejects its null, on the scale of its own α: the weakest
+    pass (every comparison must pass) or the strongest fail, Bonferroni-adjusted within the claim."""
+    claimed = [e for e in evidence if e.pass_alpha is not None and e.pass_alpha < 1.0]
+    p_pass = max((e.p_claim * alpha / e.pass_alpha for e in claimed), default=math.inf)
+    against = [e for e in evidence if e.fail_alpha is not None]
+    p_fail = min((e.p_against * alpha / e.fail_alpha for e in against), default=math.inf)
+    status = combine(evidence)
+    if status == PASS and claimed:
+        return p_pass
+    if status == FAIL:
+        return p_fail
+    return min(p_pass, p_fail)
+
+
+def apply_families(verdicts: list[Verdict], alpha_of: Callable[[Verdict], float]) -> None:
+    """Holm's step-down across each family of claims (per paper and profile).
+
+    Each member's rejection p-value (what decided a PASS by significance or a FAIL) is tested
+    at Holm's level for its rank; a member whose rejection does not survive is decided again
+    with its comparisons at that level (a PASS or FAIL becomes INCONCLUSIVE, or a 'not above'
+    FAIL a PASS). `alpha_of` gives a verdict's α (its expectation's).
+    """
+    groups: dict[tuple[str, str, str], list[Verdict]] = {}
+    for verdict in verdicts:
+        if verdict.family and verdict.evidence and verdict.status in (PASS, FAIL, INCONCLUSIVE):
+            groups.setdefault((verdict.paper, verdict.family, verdict.profile), []).append(verdict)
+    for (_, family, _), members in groups.items():
+        if len(members) < 2:
+            continue
+        alpha = min(alpha_of(v) for v in members)
+        evidence = {v.claim: [Evidence(**e) for e in v.evidence] for v in members}
+        p_values = [_rejection_p(evidence[v.claim], alpha) for v in members]
+        levels = holm_levels(p_values, alpha)
+        for verdict, p_value, level in zip(members, p_values, levels):
+            adjusted = [e.scaled(level / alpha) for e in evidence[verdict.claim]]
+            status = combine(adjusted)
+            verdict.evidence = [e.to_dict() for e in adjusted]
+            verdict.margins = margins(adjusted)
+            verdict.margin = margin_text(adjusted)
+            tested = f"tested at α = {level:.3g}" if level > 0 else "not tested: a claim ranked before it was not rejected"
+            note = (f" — family `{family}` ({len(members)} claims, Holm across them): p = {p_value:.3g}, {tested}")
+            if status != verdict.status:
+                note += f"; {verdict.status} → {status}"
+                verdict.status = status
+            verdict.reason += note

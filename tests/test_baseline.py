@@ -12,14 +12,17 @@ from harness.verify import Verdict
 
 
 def verdict(claim: str, status: str = "PASS", values: dict[int, float] | None = None, profile: str = "smoke",
-            label: str = "a (m)") -> Verdict:
+            label: str = "a (m)", numerics: str = "here", invariant: bool = False,
+            margins: dict[str, float] | None = None) -> Verdict:
     values = {0: 0.5, 1: 0.7} if values is None else values
     finite = [v for v in values.values() if not math.isnan(v)]
     numbers = {label: {"mean": sum(finite) / max(1, len(finite)), "std": 0.1, "n": len(values),
-                       "values": {str(k): v for k, v in values.items()}}}
+                       "values": {str(k): v for k, v in values.items()}, "quantity": "m",
+                       "numerics_invariant": invariant}}
     return Verdict(claim=claim, paper="p", profile=profile, experiment="e", source="§1",
                    statement="a statement", expectation="in [0, 1]", status=status,
-                   reason=f"reason of {claim}", observed="a: 0.6", numbers=numbers, runs=["k"])
+                   reason=f"reason of {claim}", observed="a: 0.6", numbers=numbers, runs=["k"],
+                   numerics=[numerics], margins=margins or {})
 
 
 def recorded(*verdicts: Verdict, **claim_tolerances) -> dict:
@@ -200,3 +203,72 @@ def test_cli_check_of_a_selection_runs_only_what_it_needs(tmp_path: Path, capsys
     written["claims"]["hasfl.alloc.cap-at-2.4-for-tier-1.0"]["status"] = "FAIL"
     baseline.write(tmp_path / "smoke.json", written)
     assert cli.main(["--root", str(root), "baseline", "check", *options]) == 1
+
+
+# --- other numerics -------------------------------------------------------------------------
+
+def _measured(rms: float, count: int = 60) -> dict:
+    return {"groups": {"e / m": {"rms": rms, "count": count}}}
+
+
+def test_same_numerics_are_compared_exactly_other_numerics_by_the_measured_drift() -> None:
+    data = recorded(verdict("c.one", values={0: 0.5, 1: 0.7}))
+    data["drift"] = _measured(0.02)
+    moved = {0: 0.51, 1: 0.69}  # within the drift of the numerics
+    assert baseline.compare([verdict("c.one", values=moved, numerics="elsewhere")], data) == []
+    assert "drift beyond tolerance" in messages(baseline.compare([verdict("c.one", values=moved)], data))[0]
+    far = {0: 0.6, 1: 0.8}  # five drift scales on both seeds: a changed method
+    (difference,) = baseline.compare([verdict("c.one", values=far, numerics="elsewhere")], data)
+    assert "moved beyond the drift of the numerics" in difference.message and "e / m" in difference.message
+
+
+def test_numerics_invariant_series_stay_tight_across_numerics() -> None:
+    data = recorded(verdict("c.count", values={0: 3.0, 1: 3.0}, invariant=True))
+    data["drift"] = _measured(10.0)
+    found = messages(baseline.compare([verdict("c.count", values={0: 3.0, 1: 4.0}, numerics="elsewhere",
+                                               invariant=True)], data))
+    assert len(found) == 1 and "numerics-invariant" in found[0]
+
+
+def test_unmeasured_group_falls_back_on_the_seed_spread() -> None:
+    data = recorded(verdict("c.one", values={0: 0.5, 1: 0.7, 2: 0.6}))  # recorded sd 0.1
+    assert baseline.compare([verdict("c.one", values={0: 0.55, 1: 0.65, 2: 0.6}, numerics="elsewhere")], data) == []
+    far = {0: 10.5, 1: 10.7, 2: 10.6}
+    assert len(baseline.compare([verdict("c.one", values=far, numerics="elsewhere")], data)) == 1
+
+
+def test_a_move_from_near_its_boundary_is_fragile_and_from_far_a_failure() -> None:
+    near = recorded(verdict("c.one", "INCONCLUSIVE", margins={"PASS": 0.8, "FAIL": 5.0}))
+    result = baseline.check([verdict("c.one", "PASS", numerics="elsewhere")], near)
+    assert result.differences == [] and "fragile: INCONCLUSIVE → PASS" in result.fragile[0].message
+    (failure,) = baseline.compare([verdict("c.one", "FAIL", numerics="elsewhere")], near)
+    assert "5.00 SE from FAIL" in failure.message
+    flip = recorded(verdict("c.two", "PASS", margins={"INCONCLUSIVE": 0.1, "FAIL": 0.2}))
+    (failure,) = baseline.compare([verdict("c.two", "FAIL", numerics="elsewhere")], flip)
+    assert "verdict changed from PASS to FAIL" in failure.message  # PASS <-> FAIL always fails
+    (exact,) = baseline.compare([verdict("c.one", "PASS")], near)  # same numerics: any change fails
+    assert "verdict changed from INCONCLUSIVE to PASS" in exact.message
+
+
+def test_holm_over_the_check_keeps_many_small_drifts_quiet() -> None:
+    """Forty series each moved by about one drift scale: no alarm; one moved by eight: an alarm."""
+    verdicts = [verdict(f"c.{i}", values={0: 0.5, 1: 0.7, 2: 0.6}) for i in range(40)]
+    data = recorded(*verdicts)
+    data["drift"] = _measured(0.01, count=200)
+    moved = [verdict(f"c.{i}", values={0: 0.5 + 0.01 * (-1) ** i, 1: 0.7 - 0.012, 2: 0.6 + 0.008},
+                     numerics="elsewhere") for i in range(40)]
+    assert baseline.compare(moved, data) == []
+    moved[7] = verdict("c.7", values={0: 0.58, 1: 0.62, 2: 0.68}, numerics="elsewhere")
+    (alarm,) = baseline.compare(moved, data)
+    assert alarm.claim == "c.7"
+
+
+def test_baseline_records_numerics_margins_and_keeps_the_drift_measurement() -> None:
+    previous = recorded(verdict("c.one"))
+    previous["drift"] = _measured(0.3)
+    new = baseline.updated([verdict("c.one", margins={"INCONCLUSIVE": 2.5, "FAIL": math.inf})], "smoke", previous,
+                           numerics={"here": {"fingerprint": "here", "cpu": {"model": "x"}}})
+    assert new["drift"] == previous["drift"]
+    assert new["numerics"] == {"here": {"fingerprint": "here", "cpu": {"model": "x"}}}
+    entry = new["claims"]["c.one"]
+    assert entry["numerics"] == ["here"] and entry["margins"] == {"INCONCLUSIVE": 2.5, "FAIL": None}

@@ -53,7 +53,7 @@ def test_value_tests_of_mean_and_every_seed(expectation) -> None:
     decision = evaluate(expectation, METRIC, one(*SPLIT))
     assert decision.status == INCONCLUSIVE and "straddles" in decision.reason  # the mean meets it, the spread cannot tell
     assert decision.power is not None and decision.power.needed > 2
-    assert status(expectation, exact(*SPLIT)) == PASS  # a deterministic metric: the mean is the value
+    assert status(expectation, exact(0.5, 0.5)) == PASS  # a deterministic metric: one seed decides
     every = expectation.model_copy(update={"of": "every_seed"})
     decision = evaluate(every, METRIC, one(*SPLIT))
     assert decision.status == FAIL and "2 of 2 seeds miss it" in decision.reason
@@ -215,9 +215,9 @@ def test_within_spread() -> None:
     spread = series(1.0, 1.5, 0.5, label="b")  # std 0.5
     expectation = s.WithinSpread(within_spread_of="b")
     decision = evaluate(expectation, DIFF, Observed([series(0.01, -0.02, 0.015)], spread))
-    assert decision.status == PASS and "< seed std of b 0.5" in decision.reason
-    assert decision.power is not None and decision.power.detectable > 0
-    assert status(expectation, Observed([series(1.0, 1.1, 0.9)], spread), DIFF) == FAIL
+    assert decision.status == PASS and "lies within ±0.2" in decision.reason and "seed std of b 0.5" in decision.reason
+    assert decision.power is not None and decision.power.detectable is not None and decision.power.needed is None
+    assert status(expectation, Observed([series(3.0, 3.1, 2.9)], spread), DIFF) == FAIL
     assert status(expectation, Observed([series(0.1)], series(1.0, label="b")), DIFF) == INCONCLUSIVE
 
 
@@ -347,9 +347,16 @@ def test_correlation_mean_pools_fisher_z_over_seeds() -> None:
     per_seed = [_correlated(-0.5, 20, seed) for seed in range(6)]
     observed = _correlation_observed(*per_seed)
     pooled = observed.series[0].pooled
-    z = sum((c.n - 3) * math.atanh(c.r) for c in per_seed) / sum(c.n - 3 for c in per_seed)
-    assert pooled.r == pytest.approx(math.tanh(z))
-    assert math.atanh(pooled.high) - z == pytest.approx(1.959964 / math.sqrt(6 * 17), rel=1e-5)
+    # Random effects: DerSimonian-Laird tau², Hartung-Knapp interval on k - 1 = 5 df.
+    zs = np.array([math.atanh(c.r) for c in per_seed])
+    q = float(np.sum(17 * (zs - zs.mean()) ** 2))
+    tau_squared = max(0.0, (q - 5) / (6 * 17 - 6 * 17 ** 2 / (6 * 17)))
+    weights = 1 / (1 / 17 + tau_squared)
+    z = float(np.sum(weights * zs) / (6 * weights))
+    spread = float(np.sum(weights * (zs - z) ** 2)) / 5
+    assert pooled.r == pytest.approx(math.tanh(z)) and pooled.q == pytest.approx(q)
+    half = scipy_stats.t.isf(0.025, 5) * math.sqrt(max(spread, 1.0) / (6 * weights))
+    assert math.atanh(pooled.high) - z == pytest.approx(half, rel=1e-9)
     decision = evaluate(s.Below(below=0.0), s.CorrelationObservation(correlation=("a", "b"), of="a"), observed)
     assert decision.status == PASS and "pooled r" in decision.reason
     undecided = evaluate(s.Between(between=(-0.84, -0.72)), s.CorrelationObservation(correlation=("a", "b"), of="a"),

@@ -3,7 +3,7 @@
 1. Capacity-stratified validation of every per-client statistic a policy exposes: its
    correlation with the capacity cap p_max, its partial correlation with the ground-truth
    label skew (TV) given p_max, and its correlation with TV within each capacity tier, each
-   pooled over seeds (Fisher z, inverse variance) with a 95% interval, and read in plain words.
+   pooled over seeds (Fisher z, random effects) with a 95% interval, and read in plain words.
 2. Matched-budget parity: the paired per-seed accuracy difference to a random control trained
    at the audited policy's realised mean capacity (TOST at a stated margin), and to HeteroFL
    (interval and power figures).
@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from harness.kinds.federated import FEDERATED_TRAINING
-from harness.stats import (CONFIDENCE, Correlation, Power, correlation, equivalence, mean_interval,
-                           pooled_correlation, summarize, t_power)
+from harness.stats import (CONFIDENCE, Correlation, PooledCorrelation, Power, correlation, equivalence,
+                           inclusion_power, mean_interval, pooled_correlation, summarize, t_power)
 
 Result = Mapping[str, Any]
 
@@ -31,13 +31,13 @@ class Association:
     """One correlation pooled over seeds, with the per-seed values behind it."""
 
     label: str
-    pooled: Correlation | None
+    pooled: PooledCorrelation | None
     per_seed: dict[int, Correlation]
 
     @property
     def significant(self) -> int:
         """+1 / -1 when the pooled interval lies above / below 0, else 0 (or undefined)."""
-        if self.pooled is None or self.pooled.undefined:
+        if self.pooled is None:
             return 0
         return 1 if self.pooled.low > 0 else -1 if self.pooled.high < 0 else 0
 
@@ -149,7 +149,8 @@ def compare_accuracy(against: str, audited: Mapping[int, float], other: Mapping[
     values = list(differences.values())
     s = summarize(values)
     interval = mean_interval(values, CONFIDENCE)
-    power = t_power(values, s.mean, alpha)
+    power = (t_power(values, s.mean, alpha) if margin is None else
+             inclusion_power(s.mean, s.std, -margin, margin, s.n, alpha))
     comparison = Comparison(against, differences, interval, power=power)
     where = f"{s.mean:+.2f} points, {CONFIDENCE:.0%} interval [{interval[0]:+.2f}, {interval[1]:+.2f}] (n = {s.n})"
     if margin is None:

@@ -19,11 +19,13 @@ class WidthArg(StrictModel):
     width: float = Field(gt=0.0, le=1.0)
 
 
-Exact = partial(Metric, deterministic=True)
-"""A metric computed analytically from the config: the seed plays no part."""
+Exact = partial(Metric, deterministic=True, numerics_invariant=True)
+"""A metric computed analytically from the config: the seed plays no part, nor do the CPU's kernels."""
 
-CoverageMetric = partial(Metric, deterministic=lambda config: config["extraction"] != "random")
-"""Rolling and static extraction involve no randomness; random extraction draws per trial."""
+CoverageMetric = partial(Metric, deterministic=lambda config: config["extraction"] != "random",
+                         numerics_invariant=True)
+"""Rolling and static extraction involve no randomness; random extraction draws per trial (from
+seeded generators: counts, the same on every CPU)."""
 
 
 def _nan_if_none(value):

@@ -33,8 +33,22 @@ class Metric:
     the run's resolved config (e.g. deterministic for rolling extraction, not for random). A
     stochastic metric is only tested against its spread over seeds."""
 
+    agreement: float = 0.0
+    """Relative difference allowed between the seeds of a deterministic metric (e.g. the sizes of
+    compressed random ciphertexts); seeds further apart make the claim an ERROR."""
+    numerics_invariant: bool | Callable[[Mapping[str, Any]], bool] = False
+    """True when the value does not pass through floating-point kernels whose last bits differ
+    between CPUs (an analytic result, a count, an allocation rule's arithmetic, an exact-algebra
+    error at rounding level): another machine reproduces it to a tight tolerance. False for what
+    training or float kernels compute: across numerics it is compared as a distribution. A
+    callable decides from the run's resolved config."""
+
     def is_deterministic(self, config: Mapping[str, Any]) -> bool:
         return self.deterministic(config) if callable(self.deterministic) else bool(self.deterministic)
+
+    def is_numerics_invariant(self, config: Mapping[str, Any]) -> bool:
+        invariant = self.numerics_invariant
+        return invariant(config) if callable(invariant) else bool(invariant)
 
 
 @dataclass(frozen=True)
@@ -43,6 +57,12 @@ class ClientQuantity:
 
     description: str
     compute: Callable[[Result], list[float]]
+    numerics_invariant: bool | Callable[[Mapping[str, Any]], bool] = False
+    """As for Metric: the per-client values do not depend on floating-point kernels."""
+
+    def is_numerics_invariant(self, config: Mapping[str, Any]) -> bool:
+        invariant = self.numerics_invariant
+        return invariant(config) if callable(invariant) else bool(invariant)
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,15 @@ def _final_allocation(result) -> list[float]:
     return [float(p) for p in result["adaptations"][-1]["allocation"]]
 
 
+STATIC_POLICIES = ("full", "heterofl", "fjord", "uniform")
+"""Policies whose widths are fixed by the caps and seeded draws, never by what training computes."""
+
+
+def _allocation_is_static(config) -> bool:
+    """Widths, coverage and unit counts then do not depend on any floating-point kernel."""
+    return config["federation"]["policy"] in STATIC_POLICIES
+
+
 def _policy_sources(policy: str) -> list[str]:
     from methods.federated.registry import policy_sources
     return policy_sources(policy)
@@ -157,26 +166,29 @@ FEDERATED_TRAINING = ExperimentKind(
         "final_loss": Metric("test cross-entropy at the last evaluation", _final_loss),
         "min_loss": Metric("lowest test cross-entropy over the evaluations",
                            lambda r, a: float(np.nanmin(_losses(r))) if _losses(r) else math.nan),
-        "mean_capacity": Metric("mean over rounds of the participants' mean width", _mean_capacity),
+        "mean_capacity": Metric("mean over rounds of the participants' mean width", _mean_capacity,
+                                numerics_invariant=_allocation_is_static),
         "diverged": Metric("1 if a loss or parameter became non-finite, else 0", lambda r, a: float(r["diverged"])),
         "chance_accuracy": Metric("100 / number of classes (%)", lambda r, a: 100.0 / r["num_classes"], unit="%",
-                                  deterministic=True),
+                                  deterministic=True, numerics_invariant=True),
         "accuracy_above_chance": Metric("final accuracy minus chance (points)",
                                         lambda r, a: _final_accuracy(r, a) - 100.0 / r["num_classes"]),
         "changed_outside_union": Metric("coordinates never trained by any client that differ from their "
                                         "initial value (Proposition 3 says 0)",
-                                        lambda r, a: float(r["changed_outside_union"])),
+                                        lambda r, a: float(r["changed_outside_union"]), numerics_invariant=True),
         "never_covered_fraction": Metric("fraction of global coordinates no client ever trained",
-                                         lambda r, a: r["never_covered_coordinates"] / r["total_coordinates"]),
+                                         lambda r, a: r["never_covered_coordinates"] / r["total_coordinates"],
+                                         numerics_invariant=_allocation_is_static),
         "unit_count_cv": Metric("coefficient of variation of per-unit update counts (evenness of training)",
-                                _unit_count_cv),
+                                _unit_count_cv, numerics_invariant=_allocation_is_static),
     },
     client_quantities={
         "h_tilde": ClientQuantity("final smoothed heterogeneity estimate H~ (HAS-FL)", _h_tilde),
-        "p_max": ClientQuantity("capacity cap", lambda r: [float(c) for c in r["caps"]]),
+        "p_max": ClientQuantity("capacity cap", lambda r: [float(c) for c in r["caps"]], numerics_invariant=True),
         "tv": ClientQuantity("total-variation distance of the client's label distribution to the global one",
-                             lambda r: list(r["tv_distance"])),
-        "mean_width": ClientQuantity("mean width the client trained at over its rounds", _mean_width_of_client),
+                             lambda r: list(r["tv_distance"]), numerics_invariant=True),
+        "mean_width": ClientQuantity("mean width the client trained at over its rounds", _mean_width_of_client,
+                                     numerics_invariant=_allocation_is_static),
         "final_allocation": ClientQuantity("the client's allocation after the last adaptation step (HAS-FL)",
                                            _final_allocation),
     },

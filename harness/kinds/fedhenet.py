@@ -40,6 +40,10 @@ def _full_network_bytes(result, args) -> float:
     return float(result["total_bytes"] if result["method"] == "fedhenet" else result["total_bytes_full_network"])
 
 
+CIPHERTEXT_AGREEMENT = 1e-3
+"""Compressed serializations of random CKKS ciphertexts differ by ~0.05% between runs of one config."""
+
+
 def _sizes_fixed_by_config(config) -> bool:
     """Client sample counts, hence byte counts, are drawn by the seed only for Dirichlet partitions."""
     return config.get("partition", {}).get("scheme") != "dirichlet"
@@ -86,17 +90,18 @@ FEDHENET = ExperimentKind(
     metrics={
         "accuracy": Metric("test accuracy of the trained output layer", lambda r, a: 100.0 * r["accuracy"], unit="%"),
         "rounds": Metric("communication rounds of training", lambda r, a: float(r["rounds"]), unit="rounds",
-                         deterministic=True),
+                         deterministic=True, numerics_invariant=True),
         "max_abs_diff_to_centralised": Metric(
             "max |W_federated - W_centralised| (centralised ROLANN on the pooled training features, same run; "
-            "FedHENet on cached features)", _field("max_abs_diff_to_centralised")),
+            "FedHENet on cached features)", _field("max_abs_diff_to_centralised"), numerics_invariant=True),
         "accuracy_gap_to_centralised": Metric(
             "federated minus centralised test accuracy (same run; FedHENet on cached features)",
             lambda r, a: (100.0 * (r["accuracy"] - r["centralised_accuracy"]) if "centralised_accuracy" in r
-                          else math.nan), unit="percentage points"),
+                          else math.nan), unit="percentage points", numerics_invariant=True),
         "prediction_disagreement": Metric(
             "fraction of test images whose federated prediction differs from the centralised one",
-            lambda r, a: (1.0 - r["prediction_agreement"]) if "prediction_agreement" in r else math.nan),
+            lambda r, a: (1.0 - r["prediction_agreement"]) if "prediction_agreement" in r else math.nan,
+            numerics_invariant=True),
         "encryption_overhead_fraction": Metric(
             "on cached features: CKKS seconds (encrypt + coordinator sum + decrypt) / FedHENet's protocol "
             "seconds, feature extraction excluded; NaN for plaintext, baseline and from-images runs",
@@ -114,19 +119,23 @@ FEDHENET = ExperimentKind(
         "encrypted_to_plain_payload_ratio": Metric(
             "mean client upload with encrypted M / with plaintext M, measured in the run at its own shape "
             "(U S in plaintext float64, one per client, both times)",
-            _payload_ratio, varies=True, deterministic=_sizes_fixed_by_config),
+            _payload_ratio, varies=True, deterministic=_sizes_fixed_by_config,
+            agreement=CIPHERTEXT_AGREEMENT, numerics_invariant=True),
         "upload_bytes_per_client": Metric("mean bytes one client uploads over the whole training",
                                           lambda r, a: float(r["upload_bytes_per_client"]), unit="bytes", varies=True,
-                                          deterministic=_sizes_fixed_by_config),
+                                          deterministic=_sizes_fixed_by_config, agreement=CIPHERTEXT_AGREEMENT,
+                                          numerics_invariant=True),
         "total_bytes": Metric(
             "bytes sent over the whole training, all clients, uploads and downloads; the baselines exchange "
             "only the last layer (float32), as the FedHENet repository's baselines do",
-            lambda r, a: float(r["total_bytes"]), unit="bytes", varies=True, deterministic=_sizes_fixed_by_config),
+            lambda r, a: float(r["total_bytes"]), unit="bytes", varies=True, deterministic=_sizes_fixed_by_config,
+            agreement=CIPHERTEXT_AGREEMENT, numerics_invariant=True),
         "total_bytes_full_network": Metric(
             "as total_bytes, but the iterative baselines exchange the whole network (the frozen backbone's "
             "parameters + the linear head, float32) down and up every round; FedHENet runs: their own "
             "total_bytes (FedHENet never sends the backbone)",
-            _full_network_bytes, unit="bytes", varies=True, deterministic=_sizes_fixed_by_config),
+            _full_network_bytes, unit="bytes", varies=True, deterministic=_sizes_fixed_by_config,
+            agreement=CIPHERTEXT_AGREEMENT, numerics_invariant=True),
         "wall_seconds": Metric("training seconds on cached features (feature extraction excluded); NaN for "
                                "from-images runs", _field("wall_seconds"), unit="s", varies=True),
         "pipeline_seconds": Metric(
@@ -138,15 +147,15 @@ FEDHENET = ExperimentKind(
                                   _field("feature_seconds"), unit="s", varies=True),
         "coordinator_holds_secret_key": Metric(
             "1 if the coordinator's own CKKS context holds a secret key, else 0 (encrypted FedHENet runs; NaN "
-            "otherwise)", _coordinator("holds_secret_key"), deterministic=True),
+            "otherwise)", _coordinator("holds_secret_key"), deterministic=True, numerics_invariant=True),
         "coordinator_could_decrypt": Metric(
             "1 if the coordinator, trying with its own context, decrypted a client ciphertext it aggregated back "
             "to that client's M column, else 0 (encrypted FedHENet runs; NaN otherwise)",
-            _coordinator("decrypted"), deterministic=True),
+            _coordinator("decrypted"), deterministic=True, numerics_invariant=True),
         "clients_used": Metric("clients holding data", lambda r, a: float(r["clients_used"]),
-                               deterministic=_sizes_fixed_by_config),
+                               deterministic=_sizes_fixed_by_config, numerics_invariant=True),
         "clients_skipped": Metric("clients without data (left out)", lambda r, a: float(r["clients_skipped"]),
-                                  deterministic=_sizes_fixed_by_config),
+                                  deterministic=_sizes_fixed_by_config, numerics_invariant=True),
     },
     plots={
         "accuracy_bars": Plot("test accuracy per variant", _draw_accuracy),

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from harness.kinds.base import ExperimentKind, Metric, Plot
+from harness.kinds.fedhenet import CIPHERTEXT_AGREEMENT
 from harness.schema.base import StrictModel
 
 
@@ -47,13 +48,15 @@ FEDHENET_PAYLOAD = ExperimentKind(
     runner="harness.runners.fedhenet_payload",
     metrics={
         "payload_ratio": Metric("client upload with encrypted M / with plaintext M, at (D, n_k)",
-                                _field("ratio"), args=ShapeArg, varies=True, deterministic=True),
+                                _field("ratio"), args=ShapeArg, varies=True, deterministic=True,
+                                agreement=CIPHERTEXT_AGREEMENT, numerics_invariant=True),
         "upload_bytes_encrypted": Metric("client upload with encrypted M, at (D, n_k)", _field("upload_encrypted"),
-                                         args=ShapeArg, unit="bytes", varies=True, deterministic=True),
+                                         args=ShapeArg, unit="bytes", varies=True, deterministic=True,
+                                         agreement=CIPHERTEXT_AGREEMENT, numerics_invariant=True),
         "upload_bytes_plain": Metric("client upload with plaintext M, at (D, n_k)", _field("upload_plain"),
-                                     args=ShapeArg, unit="bytes", deterministic=True),
+                                     args=ShapeArg, unit="bytes", deterministic=True, numerics_invariant=True),
         "us_bytes": Metric("bytes of the plaintext U S in one client upload, at (D, n_k)", _field("us_bytes"),
-                           args=ShapeArg, unit="bytes", deterministic=True),
+                           args=ShapeArg, unit="bytes", deterministic=True, numerics_invariant=True),
     },
     plots={"payload_ratio_curves": Plot("encrypted / plaintext upload against n_k, per D and layout",
                                         _draw_ratio_curves)},

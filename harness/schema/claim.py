@@ -239,9 +239,11 @@ class Equivalent(StrictModel):
 
 
 class WithinSpread(StrictModel):
-    """|mean paired difference| below the seed-to-seed standard deviation of a variant."""
+    """|mean paired difference| below the seed-to-seed standard deviation of a variant (equivalence
+    against the spread's lower confidence bound)."""
 
     within_spread_of: Identifier
+    alpha: Alpha = 0.05
 
 
 class Skip(StrictModel):
@@ -286,6 +288,9 @@ class Claim(StrictModel):
     observe: Observation
     expect: dict[Identifier, Expectation] = Field(min_length=1)
     note: str = ""
+    family: Identifier | None = None
+    """Claims of one file naming the same family test one relation several ways: their
+    rejections are corrected together (Holm across the family)."""
 
 
 class ClaimFile(StrictModel):

@@ -1,0 +1,198 @@
+"""The comparisons behind a verdict, each read in its own test statistic, and how far a verdict is
+from changing.
+
+Every test a verdict rests on reduces to one or more comparisons of a statistic with critical
+values: a one-sided t statistic of a mean against a bound, each side of an interval against a
+range, a paired t statistic of an order, a Fisher-z statistic of a correlation. A comparison is
+oriented so that larger statistics favour the claim: it *passes* once the statistic reaches the
+critical value of its pass level and *fails* once it falls to the negated critical value of its
+fail level. A verdict is PASS when every comparison passes, FAIL when any fails, INCONCLUSIVE
+otherwise.
+
+The same statistics say how near a verdict sits to its decision boundary: the *margin* toward
+another verdict is how far (in the statistic's units, standard errors) the statistics must move
+for the verdict to become that one. A comparison decided without a spread (a deterministic
+value, seeds that all agree) has an infinite statistic: no drift of the numbers moves it.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+
+from scipy import stats
+
+PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One comparison: `statistic` (larger favours the claim) against critical values.
+
+    `df` is the statistic's degrees of freedom (None: standard normal). `pass_alpha`: the level
+    at which a large statistic passes (None: the comparison passes whenever it does not fail, as
+    for 'not significantly above'; 1.0: it never stands in the way of a PASS). `fail_alpha`: the
+    level at which a small statistic fails (None: it cannot fail).
+    """
+
+    label: str
+    statistic: float
+    df: float | None
+    pass_alpha: float | None
+    fail_alpha: float | None
+
+    def _critical(self, alpha: float) -> float:
+        if alpha <= 0.0:
+            return math.inf
+        return float(stats.norm.isf(alpha) if self.df is None else stats.t.isf(alpha, self.df))
+
+    @property
+    def fail_at(self) -> float:
+        return -math.inf if self.fail_alpha is None else -self._critical(self.fail_alpha)
+
+    @property
+    def pass_at(self) -> float:
+        return self.fail_at if self.pass_alpha is None else self._critical(self.pass_alpha)
+
+    @property
+    def outcome(self) -> str:
+        if math.isnan(self.statistic):
+            return "undecided"
+        if self.statistic <= self.fail_at:
+            return "fail"
+        return "pass" if self.statistic >= self.pass_at else "undecided"
+
+    @property
+    def p_claim(self) -> float:
+        """p-value of the claimed side (the chance of a statistic this large at the boundary)."""
+        return self._tail(self.statistic)
+
+    @property
+    def p_against(self) -> float:
+        """p-value of the opposite side."""
+        return self._tail(-self.statistic)
+
+    def _tail(self, value: float) -> float:
+        if math.isnan(value):
+            return math.nan
+        return float(stats.norm.sf(value) if self.df is None else stats.t.sf(value, self.df))
+
+    def scaled(self, factor: float) -> "Evidence":
+        """The same comparison with both levels multiplied by `factor` (a multiplicity correction)."""
+        return replace(self, pass_alpha=None if self.pass_alpha is None else self.pass_alpha * factor,
+                       fail_alpha=None if self.fail_alpha is None else self.fail_alpha * factor)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def decided(label: str, holds: bool, alpha: float = 0.05) -> Evidence:
+    """A comparison read without a spread: it holds or not, and no drift of the numbers moves it."""
+    return Evidence(label, math.inf if holds else -math.inf, None, alpha, alpha)
+
+
+def combine(evidence: Sequence[Evidence]) -> str:
+    """PASS if every comparison passes, FAIL if any fails, else INCONCLUSIVE."""
+    outcomes = [e.outcome for e in evidence]
+    if not outcomes:
+        return INCONCLUSIVE
+    if "fail" in outcomes:
+        return FAIL
+    return PASS if all(o == "pass" for o in outcomes) else INCONCLUSIVE
+
+
+def margins(evidence: Sequence[Evidence]) -> dict[str, float]:
+    """How far the statistics must move for the verdict to become each other verdict.
+
+    Leaving PASS takes one comparison leaving its pass region; reaching PASS takes every
+    comparison reaching its own; leaving FAIL takes every failing comparison leaving its fail
+    region; reaching FAIL takes any one comparison. Infinite where no move of a finite size
+    does it; empty where a comparison is undefined (NaN).
+    """
+    if not evidence or any(math.isnan(e.statistic) for e in evidence):
+        return {}
+    status = combine(evidence)
+    to_pass = max((max(0.0, e.pass_at - e.statistic) for e in evidence), default=0.0)
+    to_fail = min(e.statistic - e.fail_at for e in evidence)
+    leave_pass = min(e.statistic - e.pass_at for e in evidence)
+    failing = [e for e in evidence if e.outcome == "fail"]
+    leave_fail = max((e.fail_at - e.statistic for e in failing), default=0.0)
+    if status == PASS:
+        no_middle = all(e.pass_at <= e.fail_at for e in evidence)
+        result = {FAIL: to_fail}
+        if not no_middle:
+            result[INCONCLUSIVE] = leave_pass
+        return {k: _clean(v) for k, v in result.items()}
+    if status == FAIL:
+        reaches_middle = any(e.pass_at > e.fail_at for e in failing)
+        result = {PASS: max(leave_fail, to_pass)}
+        if reaches_middle:
+            result[INCONCLUSIVE] = leave_fail
+        return {k: _clean(v) for k, v in result.items()}
+    return {PASS: _clean(to_pass), FAIL: _clean(to_fail)}
+
+
+def _clean(value: float) -> float:
+    return math.inf if math.isnan(value) else float(value)
+
+
+def nearest(margin: dict[str, float]) -> tuple[str, float] | None:
+    """The verdict the statistics are nearest to, and the distance (None if undefined)."""
+    if not margin:
+        return None
+    status = min(margin, key=margin.__getitem__)
+    return status, margin[status]
+
+
+def deciding_p(evidence: Sequence[Evidence]) -> tuple[str, float] | None:
+    """The p-value that decided the verdict, in the test's own terms.
+
+    PASS: the largest p of the claimed side (the weakest comparison); FAIL: the smallest p of
+    the opposite side (the strongest contradiction); INCONCLUSIVE: the largest p of the claimed
+    side (what stands between the data and a PASS).
+    """
+    finite = [e for e in evidence if math.isfinite(e.statistic)]
+    if not finite:
+        return None
+    status = combine(evidence)
+    if status == FAIL:
+        failing = [e for e in finite if e.outcome == "fail"]
+        if not failing:
+            return None
+        strongest = min(failing, key=lambda e: e.p_against)
+        return f"p (opposite side) = {strongest.p_against:.3g} against α = {strongest.fail_alpha:.3g}", \
+            strongest.p_against
+    claimed = [e for e in finite if e.pass_alpha is not None]
+    if not claimed:
+        weakest = min(finite, key=lambda e: e.p_against)
+        return f"p (opposite side) = {weakest.p_against:.3g} against α = {weakest.fail_alpha:.3g}", weakest.p_against
+    weakest = max(claimed, key=lambda e: e.p_claim)
+    return f"p = {weakest.p_claim:.3g} against α = {weakest.pass_alpha:.3g}", weakest.p_claim
+
+
+def margin_text(evidence: Sequence[Evidence]) -> str:
+    """'2.1 SE from INCONCLUSIVE; p = 0.004 against α = 0.05' (empty when nothing can move it)."""
+    margin = margins(evidence)
+    closest = nearest(margin)
+    parts = []
+    if closest is not None and math.isfinite(closest[1]):
+        parts.append(f"{closest[1]:.2f} SE from {closest[0]}")
+    elif closest is not None:
+        parts.append("decided without a spread")
+    p = deciding_p(evidence)
+    if p is not None:
+        parts.append(p[0])
+    return "; ".join(parts)
+
+
+def holm_levels(p_values: Sequence[float], alpha: float) -> list[float]:
+    """Holm's step-down: the level each hypothesis is tested at (0 once one is not rejected)."""
+    order = sorted(range(len(p_values)), key=lambda i: (math.isnan(p_values[i]), p_values[i]))
+    levels = [0.0] * len(p_values)
+    m = len(p_values)
+    for rank, index in enumerate(order):
+        level = alpha / (m - rank)
+        levels[index] = level
+        if not p_values[index] < level:
+            break
+    return levels

@@ -1,0 +1,201 @@
+"""The edge cases of the verdict statistics: multiplicity, heterogeneous seeds, the expectation's α
+for correlations, infinite values, within_spread_of as a test, power figures that match the
+deciding test, deterministic declarations, Spearman intervals. Each test failed before its fix."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+from statsmodels.stats.power import TTestPower
+
+from harness import stats
+from harness.observe import Observed, Series
+from harness.schema import claim as s
+from harness.verify import ERROR, FAIL, INCONCLUSIVE, PASS, Verdict, _record_decision, apply_families, evaluate
+
+METRIC = s.MetricObservation(metric="m", of="a")
+DIFF = s.DifferenceObservation(difference="m", of=("a", "b"))
+CORRELATION = s.CorrelationObservation(correlation=("x", "y"), of="a")
+
+
+def series(*values: float, label: str = "a", deterministic: bool = False) -> Series:
+    return Series(label, dict(enumerate(values)), deterministic)
+
+
+def correlations(*per_seed: stats.Correlation) -> Observed:
+    return Observed([Series("r", {i: c.r for i, c in enumerate(per_seed)}, correlations=dict(enumerate(per_seed)))])
+
+
+# --- 1. multiplicity ---------------------------------------------------------------------------
+
+def test_a_claim_over_five_variants_keeps_its_false_fail_rate() -> None:
+    """approx 1.0 ± 25% over five variants whose true means sit at 0.75 (the claim holds): the
+    chance of a FAIL stays at about α (it was 22% with each variant tested at α)."""
+    rng = np.random.default_rng(0)
+    expectation = s.Approx(approx=1.0, relative_tolerance=0.25)
+    obs = s.MetricObservation(metric="m", of=["a", "b", "c", "d", "e"])
+    trials, fails = 1000, 0
+    for _ in range(trials):
+        observed = Observed([series(*rng.normal(0.75, 0.1, size=5), label=v) for v in obs.variants])
+        fails += evaluate(expectation, obs, observed).status == FAIL
+    assert fails / trials <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)
+
+
+def _verdict(claim: str, values: tuple[float, ...], family: str) -> Verdict:
+    decision = evaluate(s.NotAbove(not_above=0.0), DIFF, Observed([series(*values)]))
+    verdict = Verdict(claim, "p", "standard", "e", "§", "a statement", "not above 0", decision.status, "")
+    verdict.family = family
+    _record_decision(verdict, decision)
+    return verdict
+
+
+def test_a_family_of_claims_is_corrected_together_by_holm() -> None:
+    """Three 'not better' claims testing one relation: a FAIL at p ≈ 0.03 does not survive α / 3."""
+    weak = (0.1, 0.8, 0.5, 0.0, 0.5)  # one-sided p against 'not above 0' about 0.03
+    p_weak = scipy_stats.ttest_1samp(weak, 0.0, alternative="greater").pvalue
+    assert 0.05 / 3 < p_weak < 0.05
+    members = [_verdict("w.update", weak, "weighting"), _verdict("w.size", (0.3, -0.5, 0.1, -0.2, 0.0), "weighting"),
+               _verdict("w.hybrid", (-0.1, 0.2, -0.3, 0.1, 0.0), "weighting")]
+    assert members[0].status == FAIL
+    apply_families(members, lambda v: 0.05)
+    assert members[0].status == PASS and "Holm" in members[0].reason and "FAIL → PASS" in members[0].reason
+    strong = [_verdict("x.one", (5.0, 5.2, 4.9, 5.1, 5.0), "x"), _verdict("x.two", weak, "x")]
+    apply_families(strong, lambda v: 0.05)
+    assert strong[0].status == FAIL  # p far below α / 2: rejected at Holm's first step
+    assert strong[1].status == FAIL  # then tested at α / 1, where p ≈ 0.03 is rejected
+
+
+# --- 2. heterogeneous seeds ------------------------------------------------------------------------
+
+def test_seeds_that_disagree_widen_the_pooled_interval() -> None:
+    """r = −0.60, −0.90, −0.65, −0.88, −0.70 on 60 clients each: Q = 29.6; a fixed-effect pool gave a
+    PASS for [−0.84, −0.72]; the random-effects interval straddles it."""
+    per_seed = [stats.Correlation(r, 0.0, math.nan, math.nan, 60) for r in (-0.60, -0.90, -0.65, -0.88, -0.70)]
+    decision = evaluate(s.Between(between=(-0.84, -0.72)), CORRELATION, correlations(*per_seed))
+    assert decision.status == INCONCLUSIVE
+    assert "Cochran's Q = 29.6" in decision.reason and "I² = 86%" in decision.reason
+    pooled = stats.pooled_correlation(per_seed)
+    low, high = pooled.interval(0.95)
+    assert low < -0.875 and high > -0.617  # at least as wide as DerSimonian-Laird's [−0.875, −0.617]
+
+
+# --- 3. correlations at the expectation's α -------------------------------------------------------
+
+def _correlation_with_z_statistic(target: float, n: int = 40) -> stats.Correlation:
+    """A correlation whose Fisher z is `target` standard errors above 0."""
+    r = math.tanh(target / math.sqrt(n - 3))
+    return stats.Correlation(r, 0.0, math.nan, math.nan, n)
+
+
+def test_a_correlation_bound_is_tested_at_the_expectation_alpha() -> None:
+    one = _correlation_with_z_statistic(1.8)  # between 1.645 (one-sided 0.05) and 1.96 (two-sided 0.05)
+    assert evaluate(s.Above(above=0.0, of="every_seed"), CORRELATION, correlations(one)).status == PASS
+    assert evaluate(s.Above(above=0.0, of="every_seed", alpha=0.01), CORRELATION, correlations(one)).status \
+        == INCONCLUSIVE
+
+
+# --- 4. infinite values ----------------------------------------------------------------------------
+
+def test_an_order_with_infinite_differences_is_decided_by_the_signs() -> None:
+    obs = s.CompareObservation(compare="m", of=["slow", "fast"])
+    five = Observed([series(math.inf, math.inf, 40.0, math.inf, math.inf, label="slow"),
+                     series(12.0, 12.0, 12.0, 12.0, 12.0, label="fast")])
+    assert evaluate(s.Order(order=["slow", "fast"]), obs, five).status == PASS  # 5 of 5 above: p = 1/32
+    three = Observed([series(math.inf, math.inf, 40.0, label="slow"), series(12.0, 12.0, 12.0, label="fast")])
+    decision = evaluate(s.Order(order=["slow", "fast"]), obs, three)
+    assert decision.status == INCONCLUSIVE and "sign test" in decision.reason
+    assert decision.power.needed == 5  # more seeds can decide it
+    reversed_ = evaluate(s.Order(order=["fast", "slow"]), obs, five)
+    assert reversed_.status == FAIL
+
+
+def test_an_infinite_difference_is_not_equivalent() -> None:
+    decision = evaluate(s.Equivalent(equivalent_within=1.0), DIFF, Observed([series(0.1, math.inf, 0.2)]))
+    assert decision.status == FAIL and "infinite" in decision.reason
+
+
+def test_one_infinite_seed_of_a_stochastic_metric_decides_no_mean() -> None:
+    assert evaluate(s.Above(above=1.0), METRIC, Observed([series(math.inf)])).status == INCONCLUSIVE
+
+
+# --- 5. within_spread_of is a test ---------------------------------------------------------------
+
+WITHIN = s.WithinSpread(within_spread_of="b")
+
+
+def test_no_difference_against_a_reference_without_spread_passes() -> None:
+    observed = Observed([series(0.0, 0.0, 0.0)], series(0.3, 0.3, 0.3, label="b"))
+    assert evaluate(WITHIN, DIFF, observed).status == PASS
+
+
+def test_a_precise_difference_is_not_within_spread_because_the_reference_is_noisy() -> None:
+    """3.0 ± 0.1 (paired t p ≈ 0.0004) against a reference sd of 5 on three seeds: not a PASS."""
+    difference = series(2.9, 3.0, 3.1)
+    assert scipy_stats.ttest_1samp([2.9, 3.0, 3.1], 0.0).pvalue < 0.001
+    reference = series(20.0, 25.0, 30.0, label="b")  # sd 5
+    assert evaluate(WITHIN, DIFF, Observed([difference], reference)).status != PASS
+
+
+def test_a_noisier_reference_does_not_make_a_pass_easier() -> None:
+    difference = series(1.95, 2.0, 2.05)
+    tight = evaluate(WITHIN, DIFF, Observed([difference], series(20.0, 21.0, 22.0, label="b")))  # sd 1
+    noisy = evaluate(WITHIN, DIFF, Observed([difference], series(20.0, 23.0, 26.0, label="b")))  # sd 3
+    assert tight.status != PASS and noisy.status != PASS  # a point comparison passed the noisy one
+
+
+# --- 6. power that matches the deciding test ---------------------------------------------------
+
+def test_a_not_above_pass_states_what_it_could_detect_not_seeds_to_decide() -> None:
+    decision = evaluate(s.NotAbove(not_above=0.0), DIFF, Observed([series(0.6, -1.4, 2.0)]))
+    assert decision.status == PASS and decision.power.needed is None and decision.power.detectable > 0
+
+
+def test_a_reversal_is_powered_at_its_own_level() -> None:
+    obs = s.CompareObservation(compare="m", of=["a", "b", "c"])
+    observed = Observed([series(1.0, 1.6, 0.9, 1.4, label="a"), series(1.2, 1.5, 1.3, 1.5, label="b"),
+                         series(0.0, 0.1, 0.0, 0.05, label="c")])
+    decision = evaluate(s.Order(order=["a", "b", "c"]), obs, observed)
+    assert decision.status == INCONCLUSIVE
+    differences = np.array([1.0, 1.6, 0.9, 1.4]) - np.array([1.2, 1.5, 1.3, 1.5])
+    effect = abs(differences.mean()) / differences.std(ddof=1)
+    expected = math.ceil(TTestPower().solve_power(effect_size=effect, alpha=0.05 / 2, power=0.8,
+                                                  alternative="larger"))
+    assert decision.power.needed == max(2, expected)
+
+
+def test_a_range_is_powered_as_two_one_sided_tests() -> None:
+    """At the printed number of seeds a simulated range test passes with probability ≥ 80%."""
+    decision = evaluate(s.Between(between=(0.4, 0.6)), METRIC, Observed([series(0.42, 0.50, 0.58)]))
+    assert decision.status == INCONCLUSIVE
+    n = decision.power.needed
+    rng = np.random.default_rng(1)
+    mean, sd = np.mean([0.42, 0.50, 0.58]), np.std([0.42, 0.50, 0.58], ddof=1)
+    draws = rng.normal(mean, sd, size=(4000, n))
+    centre = draws.mean(axis=1)
+    half = scipy_stats.t.isf(0.05, n - 1) * draws.std(axis=1, ddof=1) / math.sqrt(n)
+    assert np.mean((centre - half >= 0.4) & (centre + half <= 0.6)) >= 0.78
+
+
+# --- 7. deterministic declarations are checked -------------------------------------------------
+
+def test_declared_deterministic_values_that_disagree_are_an_error() -> None:
+    observed = Observed([Series("a (m)", {0: 0.2, 1: 0.8}, deterministic=True)])
+    decision = evaluate(s.Below(below=0.6), METRIC, observed)
+    assert decision.status == ERROR and "a (m)" in decision.reason and "disagree" in decision.reason
+    agreeing = Observed([Series("a (m)", {0: 1000.0, 1: 1000.3}, deterministic=True, agreement=1e-3)])
+    assert evaluate(s.Below(below=2000.0), METRIC, agreeing).status == PASS
+
+
+# --- 8. Spearman intervals -------------------------------------------------------------------------
+
+def test_spearman_interval_uses_the_bonett_wright_variance() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=40)
+    y = x + rng.normal(size=40)
+    spearman = stats.correlation(list(x), list(y), method="spearman")
+    half = math.atanh(spearman.high) - math.atanh(spearman.r)
+    assert half == pytest.approx(1.959964 * math.sqrt((1 + spearman.r ** 2 / 2) / 37), rel=1e-5)
+    pearson = stats.correlation(list(x), list(y))
+    assert math.atanh(pearson.high) - math.atanh(pearson.r) == pytest.approx(1.959964 / math.sqrt(37), rel=1e-5)
