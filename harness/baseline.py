@@ -24,6 +24,7 @@ How a check compares (docs/regression.md states the rule in full):
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -228,11 +229,18 @@ def compare(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = 
     return check(verdicts, baseline, complete).differences
 
 
+def runs_identity(keys: list[str]) -> str:
+    """One hash of the record keys behind a verdict: equal when the same code, configs, seeds and data
+    made them (the keys leave the numerics out), so two recordings with it differ only by numerics."""
+    return hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()[:16]
+
+
 def _entry(verdict: Verdict, old: dict[str, Any], varying: set[str]) -> dict[str, Any]:
     if verdict.data_unavailable:
         return {"status": UNAVAILABLE, "reason": verdict.reason}
     entry = {"status": verdict.status, "reason": verdict.reason, "observed": verdict.observed,
-             "experiment": verdict.experiment, "numerics": verdict.numerics, "margins": json_safe(verdict.margins),
+             "experiment": verdict.experiment, "runs": runs_identity(verdict.runs), "numerics": verdict.numerics,
+             "margins": json_safe(verdict.margins),
              "numbers": json_safe(verdict.numbers)}
     if "tolerance" in old:
         entry["tolerance"] = old["tolerance"]
