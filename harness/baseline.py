@@ -14,8 +14,9 @@ How a check compares (docs/regression.md states the rule in full):
     tested against the drift the baseline measured across numerics for its group
     (`harness.drift`), Holm-corrected over every series of the check;
   - a verdict that moved between INCONCLUSIVE and PASS or FAIL is *fragile* (reported, not a
-    failure) when its recorded statistics were within `NEAR_MARGIN` standard errors of the new
-    verdict; further away it fails. PASS <-> FAIL always fails.
+    failure) when its recorded statistics were nearer the new verdict than three times the
+    amount the measured drift moves them (`harness.drift.near_margin`, at least one standard
+    error); further away it fails. PASS <-> FAIL always fails.
 - Always: a series or seed the baseline has not recorded fails; an ERROR fails; a baseline of
   another profile is refused. A FAIL is kept with its numbers: it documents a claim that does not
   reproduce, and the check then expects exactly that failure. A claim whose data was unavailable
@@ -33,7 +34,7 @@ from typing import Any
 
 from harness import drift as drift_io
 from harness.store import json_safe
-from harness.verify import ERROR, FAIL, INCONCLUSIVE, NEAR_MARGIN, PASS, Verdict
+from harness.verify import ERROR, FAIL, INCONCLUSIVE, PASS, Verdict
 
 DEFAULT_TOLERANCE = {"absolute": 1e-9, "relative": 1e-6}
 UNAVAILABLE = "unavailable here"
@@ -131,7 +132,8 @@ def _series_changes(current: dict, recorded: dict, tolerance: dict[str, float], 
     return failures, drifting
 
 
-def _verdict_move(verdict: Verdict, entry: dict[str, Any]) -> tuple[str | None, str | None]:
+def _verdict_move(verdict: Verdict, entry: dict[str, Any], measured: dict[str, Any]
+                  ) -> tuple[str | None, str | None]:
     """(failure, fragile note) of a verdict that moved under other numerics."""
     before, after = entry["status"], verdict.status
     moved = f"verdict changed from {before} to {after} ({verdict.reason})"
@@ -139,13 +141,16 @@ def _verdict_move(verdict: Verdict, entry: dict[str, Any]) -> tuple[str | None, 
         return moved, None
     margins = entry.get("margins") or {}
     distance = margins.get(after)  # stored as None when infinite (decided without a spread)
-    if distance is not None and distance < NEAR_MARGIN:
+    near = drift_io.near_margin(entry.get("evidence", []), entry.get("numbers", {}), entry.get("experiment", ""),
+                                measured)
+    if distance is not None and distance < near:
         return None, (f"fragile: {before} → {after} under other numerics; the recorded statistics were "
-                      f"{distance:.2f} SE from {after} (near: < {NEAR_MARGIN:g} SE)")
+                      f"{distance:.2f} SE from {after}, within the {near:.2f} SE the measured drift may move them")
     far = ("the baseline records no margin" if after not in margins else
            "the recorded verdict was decided without a spread" if distance is None else
            f"the recorded statistics were {distance:.2f} SE from {after}")
-    return f"{moved}; {far}, beyond the {NEAR_MARGIN:g} SE within which a drift of the numerics may move it", None
+    return f"{moved}; {far}, beyond the {near:.2f} SE within which the measured drift of the numerics may move " \
+           "them", None
 
 
 def same_numerics(verdict: Verdict, entry: dict[str, Any]) -> bool:
@@ -153,7 +158,8 @@ def same_numerics(verdict: Verdict, entry: dict[str, Any]) -> bool:
     return len(recorded) == 1 and verdict.numerics == recorded and recorded[0] != "unrecorded"
 
 
-def check_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[str, float]) -> ClaimCheck:
+def check_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[str, float],
+              measured: dict[str, Any] | None = None) -> ClaimCheck:
     """One claim's comparison; its drift-tested series are decided over the whole check (`check`)."""
     result = ClaimCheck(verdict.claim)
     if verdict.status == ERROR:
@@ -177,7 +183,7 @@ def check_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[str,
         if exact:
             result.failures.append(f"verdict changed from {entry['status']} to {verdict.status} ({verdict.reason})")
             return result
-        failure, fragile = _verdict_move(verdict, entry)
+        failure, fragile = _verdict_move(verdict, entry, measured or {})
         if failure:
             result.failures.append(failure)
             return result
@@ -205,7 +211,7 @@ def check(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = Tr
     measured = baseline.get("drift") or {}
     tests = []
     for verdict in verdicts:
-        claim = check_one(verdict, entries.get(verdict.claim), default)
+        claim = check_one(verdict, entries.get(verdict.claim), default, measured)
         outcome.claims[verdict.claim] = claim
         for label, now, then in claim.drift_series:
             test = drift_io.drift_test(verdict.claim, label, drift_io.group_key(verdict.experiment, now), now, then,
@@ -240,7 +246,7 @@ def _entry(verdict: Verdict, old: dict[str, Any], varying: set[str]) -> dict[str
         return {"status": UNAVAILABLE, "reason": verdict.reason}
     entry = {"status": verdict.status, "reason": verdict.reason, "observed": verdict.observed,
              "experiment": verdict.experiment, "runs": runs_identity(verdict.runs), "numerics": verdict.numerics,
-             "margins": json_safe(verdict.margins),
+             "margins": json_safe(verdict.margins), "evidence": json_safe(verdict.evidence),
              "numbers": json_safe(verdict.numbers)}
     if "tolerance" in old:
         entry["tolerance"] = old["tolerance"]
@@ -280,3 +286,33 @@ def updated(verdicts: list[Verdict], profile: str, previous: dict[str, Any] | No
 def write(path: Path, data: dict[str, Any]) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n", encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Fragility:
+    """A verdict's nearest other verdict, the margin to it and the margin the measured drift explains."""
+
+    nearest: str
+    margin: float
+    near: float
+
+    @property
+    def fragile(self) -> bool:
+        return self.margin < self.near
+
+    def text(self) -> str:
+        return (f"{self.margin:.2f} SE from {self.nearest} (the measured drift of the numerics moves its statistics "
+                f"up to {self.near:.2f} SE)")
+
+
+def fragility(verdict: Verdict, measured: dict[str, Any]) -> Fragility | None:
+    """How near a decided verdict is to another one, against the drift measured across numerics
+    (None when it was decided without a spread or not decided by a test)."""
+    if verdict.status not in (PASS, FAIL, INCONCLUSIVE) or not verdict.margins:
+        return None
+    nearest = min(verdict.margins, key=verdict.margins.__getitem__)
+    margin = verdict.margins[nearest]
+    if not math.isfinite(margin):
+        return None
+    near = drift_io.near_margin(verdict.evidence, json_safe(verdict.numbers), verdict.experiment, measured)
+    return Fragility(nearest, margin, near)

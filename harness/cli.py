@@ -128,6 +128,8 @@ def cmd_baseline(args) -> int:
     profile = args.profile or DEFAULT_PROFILE
     path = Path(args.baseline or settings.root / "baselines" / f"{profile}.json")
     complete = not (args.paper or args.claim)
+    if args.action == "drift":
+        return _measure_drift(path, profile, args.recording)
     if args.action == "check":
         recorded = baseline_io.load(path)  # a missing or broken baseline fails before any run
     outcome = verify(settings, args.paper, args.claim, profiles=[profile], console=console)
@@ -146,6 +148,27 @@ def cmd_baseline(args) -> int:
     console.print(f"{len(outcome.verdicts)} claims compared with {path.name}: {len(result.differences)} differences "
                   f"({result.summary()})")
     return 1 if result.differences else 0
+
+
+def _measure_drift(path: Path, profile: str, extra: list[str]) -> int:
+    """Measure the drift across numerics from the baseline and the recordings beside it, and store it."""
+    import json
+
+    from harness import drift
+    data = baseline_io.load(path)
+    folder = path.parent / "numerics"
+    files = sorted(folder.glob(f"{profile}-*.json")) + [Path(f) for f in extra]
+    recordings = {path.name: drift.recording(data, profile, path.name)}
+    for file in files:
+        recordings[file.name] = drift.recording(json.loads(file.read_text(encoding="utf-8")), profile, file.name)
+    data["drift"] = drift.measure(recordings)
+    baseline_io.write(path, data)
+    for pair in data["drift"]["pairs"]:
+        console.print(f"pair {pair}")
+    for group, entry in data["drift"]["groups"].items():
+        console.print(f"{group}: rms {entry['rms']:.4g} over {entry['count']} differences")
+    console.print(f"wrote the drift of {len(data['drift']['groups'])} groups into {path}")
+    return 0
 
 
 def cmd_power(args) -> int:
@@ -195,7 +218,13 @@ def build_parser() -> argparse.ArgumentParser:
         command.set_defaults(func=func)
     base = sub.add_parser("baseline", help="compare with (check) or rewrite (update) the regression baseline; "
                                            "--paper/--claim check or update only those claims, running only their runs")
-    base.add_argument("action", choices=("check", "update"))
+    base.add_argument("action", choices=("check", "update", "drift"),
+                      help="drift: measure how far each observed quantity moves across numerics, from the baseline "
+                           "and the recordings in baselines/numerics/<profile>-*.json (and --recording files), "
+                           "and store it in the baseline")
+    base.add_argument("--recording", action="append", default=[],
+                      help="a further recording (a baseline file or a REPORT.json) of the same code under other "
+                           "numerics (repeatable; with drift)")
     base.add_argument("--profile", help=f"profile of the baseline (default {DEFAULT_PROFILE})")
     base.add_argument("--baseline", help="baseline file (default baselines/<profile>.json)")
     base.add_argument("--paper", action="append", default=[], help="only claims of this paper (repeatable)")

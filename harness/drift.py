@@ -33,6 +33,14 @@ FLOOR_FRACTION = 0.05
 smaller than a twentieth of the seed-to-seed spread is not a change any verdict can show."""
 
 
+NEAR_DRIFTS = 3.0
+"""A verdict is *near* its boundary toward another verdict when the statistics must move less than
+this many times the amount the measured drift of the numerics moves them (or less than
+MIN_NEAR_MARGIN standard errors)."""
+
+MIN_NEAR_MARGIN = 1.0
+
+
 def group_key(experiment: str, series: Mapping[str, Any]) -> str:
     return f"{experiment} / {series.get('quantity') or '?'}"
 
@@ -49,15 +57,32 @@ class Scale:
         return f"drift scale {self.rms:.3g} ({how})"
 
 
+def recording(data: Mapping[str, Any], profile: str, name: str) -> dict[str, dict[str, Any]]:
+    """The claims of a recording at a profile: a baseline file (`claims`) or a REPORT.json (`verdicts`),
+    each entry with its experiment, numbers, the identity of its records and its numerics."""
+    if "claims" in data:
+        if data.get("profile") != profile:
+            raise ValueError(f"{name}: recorded for profile {data.get('profile')!r}, not {profile!r}")
+        return {claim: entry for claim, entry in data["claims"].items() if "numbers" in entry}
+    if "verdicts" not in data:
+        raise ValueError(f"{name}: neither a baseline (`claims`) nor a report (`verdicts`)")
+    from harness.baseline import runs_identity
+    return {v["claim"]: {"experiment": v["experiment"], "numbers": v["numbers"], "runs": runs_identity(v["runs"]),
+                         "numerics": v.get("numerics") or [f"not recorded ({name})"], "status": v["status"]}
+            for v in data["verdicts"] if v["profile"] == profile and v.get("numbers")}
+
+
 def measured_differences(reference: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, list[float]]:
-    """Per drift group, the per-seed differences between two recordings of the same claims
-    (baseline-format `claims` mappings) made by the same code under different numerics. Invariant
+    """Per drift group, the per-seed differences between two recordings of the same claims made by
+    the same records (equal `runs`: code, configs, seeds, data) under different numerics. Invariant
     series are left out; a series shared by several claims counts once."""
     found: dict[str, list[float]] = {}
     seen: set[tuple[str, str, str]] = set()
     for claim, entry in reference.items():
         twin = other.get(claim)
         if not twin or "numbers" not in entry or "numbers" not in twin or entry.get("compare") == "verdict":
+            continue
+        if entry.get("runs") != twin.get("runs") or entry.get("numerics") == twin.get("numerics"):
             continue
         experiment = entry.get("experiment", claim)
         for label, series in entry["numbers"].items():
@@ -70,8 +95,25 @@ def measured_differences(reference: Mapping[str, Any], other: Mapping[str, Any])
                 if key in seen or value is None or moved is None or not math.isfinite(moved - value):
                     continue
                 seen.add(key)
-                found.setdefault(group_key(experiment, series), []).append(moved - value)
+                named = series if series.get("quantity") else again
+                found.setdefault(group_key(experiment, named), []).append(moved - value)
     return found
+
+
+def measure(recordings: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The drift section of a baseline from named recordings: every pair of them, per claim where
+    both were made from the same records under different numerics."""
+    names = list(recordings)
+    differences, pairs = [], []
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            found = measured_differences(recordings[first], recordings[second])
+            if found:
+                differences.append(found)
+                pairs.append(f"{first} × {second}: {sum(len(v) for v in found.values())} differences")
+    return {"rule": "per (experiment, quantity): root mean square of the per-seed differences between recordings "
+                    "of the same records under different numerics (see harness/drift.py)",
+            "pairs": pairs, "groups": table(differences)}
 
 
 def table(differences: Iterable[Mapping[str, list[float]]]) -> dict[str, dict[str, float]]:
@@ -139,3 +181,36 @@ def holm_rejected(tests: list[DriftTest], alpha: float = ALPHA) -> list[DriftTes
         else:
             break
     return rejected
+
+
+def statistic_drift(evidence: Iterable[Mapping[str, Any]], numbers: Mapping[str, Any], experiment: str,
+                    measured: Mapping[str, Any]) -> float:
+    """How far, in its own standard errors, the measured drift of the numerics moves a verdict's
+    statistics (the largest over its comparisons): each comparison's estimate averages `seeds`
+    seeds of its source series, each moved by its group's drift scale (on Fisher's z for a
+    correlation: dz = dr / (1 - r²))."""
+    worst = 0.0
+    for item in evidence:
+        se, seeds = item.get("se"), item.get("seeds") or 0
+        if not se or not seeds:
+            continue
+        variance = 0.0
+        for label in item.get("sources") or ():
+            series = numbers.get(label)
+            if series is None or series.get("numerics_invariant"):
+                continue
+            sd = series.get("std")
+            sd = float(sd) if sd is not None and math.isfinite(sd) else math.nan
+            tau = scale(measured, group_key(experiment, series), sd, int(series.get("n") or seeds)).rms
+            if item.get("fisher_z"):
+                r = series.get("mean") or 0.0
+                tau /= max(1e-6, 1.0 - r * r)
+            variance += tau * tau
+        worst = max(worst, math.sqrt(variance / seeds) / se)
+    return worst
+
+
+def near_margin(evidence: Iterable[Mapping[str, Any]], numbers: Mapping[str, Any], experiment: str,
+                measured: Mapping[str, Any]) -> float:
+    """The margin (in standard errors) under which a verdict counts as near its boundary."""
+    return max(MIN_NEAR_MARGIN, NEAR_DRIFTS * statistic_drift(evidence, numbers, experiment, measured))

@@ -40,6 +40,15 @@ class Evidence:
     df: float | None
     pass_alpha: float | None
     fail_alpha: float | None
+    se: float | None = None
+    """Standard error of the estimate the statistic divides by (None: decided without a spread)."""
+    seeds: int = 0
+    """Seeds the estimate averages (1 for one seed's correlation)."""
+    sources: tuple[str, ...] = ()
+    """The observed series the estimate is formed from (one for a mean, two for a paired difference):
+    the regression check reads how far the numerics move them to say how far they move the statistic."""
+    fisher_z: bool = False
+    """The estimate is a Fisher z (a correlation's series are r values)."""
 
     def _critical(self, alpha: float) -> float:
         if alpha <= 0.0:

@@ -166,3 +166,19 @@ def fingerprint(record: dict[str, Any] | None) -> str:
     if not record:
         return "unrecorded"
     return ((record.get("provenance") or {}).get("numerics") or {}).get("fingerprint", "unrecorded")
+
+
+SIMULATED_MACHINES = {
+    "AVX512": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "AVX2",
+               "OPENBLAS_CORETYPE": "Haswell"},
+    "AVX2": {"ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41", "MKL_CBWR": "SSE4_2",
+             "OPENBLAS_CORETYPE": "Nehalem"},
+}
+"""Kernel pins that make this process compute like an older x86 machine: an AVX-512 machine
+simulates an AVX2 one, an AVX2 machine an SSE4 one (keyed by ATen's capability without pins)."""
+
+
+def simulated_machine(description: dict[str, Any]) -> dict[str, str] | None:
+    """Pins under which this machine computes with other kernels than by default (None: none known,
+    e.g. on ARM). They take effect in a new process (the libraries read them when they load)."""
+    return SIMULATED_MACHINES.get(str(description.get("aten_cpu_capability", "")).upper())

@@ -33,16 +33,13 @@ from harness.planning import variants_needed
 from harness.schema import claim as schema
 from scipy import stats as scipy_stats
 
-from harness.evidence import Evidence, combine, decided, holm_levels, margin_text, margins, nearest
+from harness.evidence import Evidence, combine, decided, holm_levels, margin_text, margins
 from harness.stats import (Correlation, Power, equivalence, fisher_power, inclusion_power, sd_bounds, sensitivity,
                            sign_test, sign_test_seeds, summarize, t_power)
 
 PASS, FAIL, INCONCLUSIVE, SKIPPED, ERROR = "PASS", "FAIL", "INCONCLUSIVE", "SKIPPED", "ERROR"
 STATUSES = (PASS, FAIL, INCONCLUSIVE, SKIPPED, ERROR)
 _SEVERITY = {PASS: 0, INCONCLUSIVE: 1, FAIL: 2, ERROR: 3}
-NEAR_MARGIN = 3.0
-"""A verdict whose statistics lie within this many standard errors of another verdict's region is
-*fragile*: a drift of the numbers of that size (another CPU's kernels) may move it there."""
 
 
 @dataclass
@@ -83,12 +80,6 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    @property
-    def fragile(self) -> bool:
-        """Decided from statistics within NEAR_MARGIN standard errors of another verdict."""
-        closest = nearest(self.margins)
-        return closest is not None and closest[1] < NEAR_MARGIN and self.status in (PASS, FAIL, INCONCLUSIVE)
 
 
 def _fmt(value: float) -> str:
@@ -180,10 +171,13 @@ def _oriented(expectation, distance: float) -> float:
 
 
 def _bound_evidence(expectation, label: str, estimate: float, se: float, df: float | None,
-                    fail_alpha: float, scale: Callable[[float], float] = float) -> list[Evidence]:
+                    fail_alpha: float, scale: Callable[[float], float] = float, seeds: int = 0,
+                    source: str | None = None) -> list[Evidence]:
     """The comparisons of an estimate with standard error `se` against the expectation's bound(s),
-    the bounds read on the estimate's scale (`scale`: Fisher's z for a correlation)."""
+    the bounds read on the estimate's scale (`scale`: Fisher's z for a correlation). The estimate
+    averages `seeds` seeds of the series `source` (default `label`)."""
     alpha = expectation.alpha
+    origin = dict(se=se if se > 0.0 else None, seeds=seeds, sources=(source or label,), fisher_z=scale is _atanh)
 
     def statistic(distance: float) -> float:
         if se > 0.0:
@@ -196,14 +190,14 @@ def _bound_evidence(expectation, label: str, estimate: float, se: float, df: flo
         if expectation.negated:
             if se == 0.0 and estimate == bound:
                 value = math.inf  # exactly on the bound is 'not beyond' it
-            return [Evidence(label, value, df, None, fail_alpha)]
-        return [Evidence(label, value, df, alpha, fail_alpha)]
+            return [Evidence(label, value, df, None, fail_alpha, **origin)]
+        return [Evidence(label, value, df, alpha, fail_alpha, **origin)]
     low, high = _range(expectation)
     low_scaled, high_scaled = scale(low), scale(high)
     at_low = math.inf if se == 0.0 and estimate == low_scaled else statistic(estimate - low_scaled)
     at_high = math.inf if se == 0.0 and estimate == high_scaled else statistic(high_scaled - estimate)
-    return [Evidence(f"{label} ≥ {_fmt(low)}", at_low, df, alpha, fail_alpha),
-            Evidence(f"{label} ≤ {_fmt(high)}", at_high, df, alpha, fail_alpha)]
+    return [Evidence(f"{label} ≥ {_fmt(low)}", at_low, df, alpha, fail_alpha, **origin),
+            Evidence(f"{label} ≤ {_fmt(high)}", at_high, df, alpha, fail_alpha, **origin)]
 
 
 # --- tests of one series ---------------------------------------------------------------
@@ -257,7 +251,7 @@ def _mean_test(expectation, series: Series, fail_alpha: float) -> Decision:
     if s.std == 0.0:
         return _direct(expectation, series, f"all {s.n} seeds equal", fail_alpha)
     se = s.std / math.sqrt(s.n)
-    evidence = _bound_evidence(expectation, series.label, s.mean, se, s.n - 1, fail_alpha)
+    evidence = _bound_evidence(expectation, series.label, s.mean, se, s.n - 1, fail_alpha, seeds=s.n)
     status = combine(evidence)
     head = f"{series.label}: mean {_fmt(s.mean)} ± {_fmt(s.std)} (n = {s.n})"
     if isinstance(expectation, schema._Inequality):
@@ -303,7 +297,7 @@ def _correlation_test(expectation, series: Series, fail_alpha: float) -> Decisio
         outcomes = {}
         for seed, c in series.correlations.items():
             seed_evidence = _bound_evidence(expectation, f"{series.label} s{seed}", c.z, c.se, None, fail_alpha,
-                                            _atanh)
+                                            _atanh, seeds=1, source=series.label)
             evidence += seed_evidence
             outcomes[seed] = combine(seed_evidence)
         by = {o: [seed for seed, x in outcomes.items() if x == o] for o in (PASS, FAIL, INCONCLUSIVE)}
@@ -318,7 +312,8 @@ def _correlation_test(expectation, series: Series, fail_alpha: float) -> Decisio
             return Decision(INCONCLUSIVE, head, power, evidence)
         return Decision(PASS, head, evidence=evidence)
     pooled = series.pooled
-    evidence = _bound_evidence(expectation, series.label, pooled.z, pooled.se, pooled.df, fail_alpha, _atanh)
+    evidence = _bound_evidence(expectation, series.label, pooled.z, pooled.se, pooled.df, fail_alpha, _atanh,
+                               seeds=pooled.seeds)
     status = combine(evidence)
     low, high = pooled.interval(1 - 2 * alpha)
     power = None
@@ -391,7 +386,8 @@ def _pair_test(higher: Series, lower: Series, alpha: float, fail_alpha: float
     if s.n < 2:
         return "undecided", f"{text} (one seed)", t_power(differences, 0.0, alpha), \
             Evidence(label, math.nan, None, alpha, fail_alpha)
-    evidence = Evidence(label, s.mean / (s.std / math.sqrt(s.n)), s.n - 1, alpha, fail_alpha)
+    evidence = Evidence(label, s.mean / (s.std / math.sqrt(s.n)), s.n - 1, alpha, fail_alpha,
+                        se=s.std / math.sqrt(s.n), seeds=s.n, sources=(higher.label, lower.label))
     text = f"{text} ± {_fmt(s.std)} (n = {s.n}), one-sided p = {evidence.p_claim:.3g}"
     outcome = outcome_of[evidence.outcome]
     if outcome == "reversed":
@@ -462,7 +458,7 @@ def _equivalence_test(expectation: schema.Equivalent, series: Series) -> Decisio
     if s.n < 2:
         return Decision(INCONCLUSIVE, f"equivalence needs at least 2 seeds, got {s.n}", t_power(values, 0.0, alpha))
     outcome, p_value, (low, high) = equivalence(values, bound, alpha)
-    evidence = _bound_evidence(within, series.label, s.mean, s.std / math.sqrt(s.n), s.n - 1, alpha)
+    evidence = _bound_evidence(within, series.label, s.mean, s.std / math.sqrt(s.n), s.n - 1, alpha, seeds=s.n)
     status = combine(evidence)
     power = None
     if status == INCONCLUSIVE:
@@ -505,8 +501,9 @@ def _within_spread_test(expectation: schema.WithinSpread, series: Series, spread
             value = distance / se
         else:
             value = math.inf if distance >= 0.0 else -math.inf
-        return (Evidence(f"|difference| within {_fmt(bound)}", value, df, alpha, None) if passes else
-                Evidence(f"|difference| beyond {_fmt(bound)}", value, df, 1.0, alpha))
+        origin = dict(se=se or None, seeds=d.n, sources=(series.label,))
+        return (Evidence(f"|difference| within {_fmt(bound)}", value, df, alpha, None, **origin) if passes else
+                Evidence(f"|difference| beyond {_fmt(bound)}", value, df, 1.0, alpha, **origin))
 
     evidence = [against(low_sd, True), against(high_sd, False)]
     status = combine(evidence)

@@ -2,7 +2,9 @@
 
 Each entry is keyed by its inputs and by its producer: the code hash of the producing
 module's import closure and the versions of the libraries that shape its numbers
-(harness.provenance.producer_identity), so an edit of that code or an upgrade misses.
+(harness.provenance.producer_identity), so an edit of that code or an upgrade misses; and by
+the numerics fingerprint of the process (harness.numerics), so a cache shared between machines
+or kernel settings never hands one numerics' floats to a run recorded under another.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.numerics import numerics
 from harness.provenance import producer_identity
 from methods.fedhenet import rolann
 from methods.fedhenet.backbones import Backbone
@@ -37,8 +40,12 @@ def _lock(folder: Path, name: str):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _under_these_numerics(identity: str) -> str:
+    return f"{identity}-{numerics()['fingerprint']}"
+
+
 def feature_producer() -> str:
-    return producer_identity(FEATURE_PRODUCER, FEATURE_LIBRARIES)
+    return _under_these_numerics(producer_identity(FEATURE_PRODUCER, FEATURE_LIBRARIES))
 
 
 def features_stored(backbone: Backbone, images: np.ndarray, folder: Path) -> bool:
@@ -65,7 +72,7 @@ def centralised(features: np.ndarray, labels: np.ndarray, num_classes: int, fold
     digest = hashlib.sha256()
     for part in (np.ascontiguousarray(features).tobytes(), np.ascontiguousarray(labels).tobytes(),
                  repr((features.shape, num_classes, weighting, lam, rcond)).encode(),
-                 producer_identity(SOLVE_PRODUCER, SOLVE_LIBRARIES).encode()):
+                 _under_these_numerics(producer_identity(SOLVE_PRODUCER, SOLVE_LIBRARIES)).encode()):
         digest.update(part)
     path = folder / f"centralised-{digest.hexdigest()}.npy"
     with _lock(folder, "centralised"):
