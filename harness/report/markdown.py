@@ -7,9 +7,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from harness.pipeline import Outcome
+from harness.pipeline import Outcome, numerics_of
 from harness.provenance import git_commit, library_versions, machine
 from harness.report.figures import draw_figures
+from harness.report.numerics import (across_numerics_lines, committed_baseline, fragility, margin_cell,
+                                     numerics_lines)
 from harness.report.performance import performance_section
 from harness.settings import Settings
 from harness.store import json_safe
@@ -48,6 +50,7 @@ class _Report:
         for verdict in outcome.verdicts:
             self.by_claim.setdefault(verdict.claim, {})[verdict.profile] = verdict
         self.profiles = outcome.profiles
+        self.baselines = {profile: committed_baseline(settings.root, profile) for profile in self.profiles}
 
     def papers(self) -> list[str]:
         return list(dict.fromkeys(v.paper for v in self.outcome.verdicts))
@@ -63,18 +66,22 @@ class _Report:
                 "shown beside it).", "", LEGEND, ""]
 
     def summary(self) -> list[str]:
-        lines = ["## Summary", "", "| paper | profile | " + " | ".join(STATUSES) + " | runs | compute (s) |",
-                 "|---|---|" + "---|" * (len(STATUSES) + 2)]
+        lines = ["## Summary", "",
+                 "| paper | profile | " + " | ".join(STATUSES) + " | fragile | runs | compute (s) |",
+                 "|---|---|" + "---|" * (len(STATUSES) + 3)]
         for paper in self.papers():
             for profile in self.profiles:
                 verdicts = self.verdicts(paper, profile)
                 counts = Counter(v.status for v in verdicts)
                 runs, seconds = self._compute({v.experiment for v in verdicts}, profile)
+                fragile = sum(1 for v in verdicts if (f := fragility(v, self.baselines)) is not None and f.fragile)
                 lines.append(f"| {paper} | {profile} | " + " | ".join(str(counts.get(s, 0)) for s in STATUSES)
-                             + f" | {runs} | {seconds:.0f} |")
+                             + f" | {fragile} | {runs} | {seconds:.0f} |")
         lines += ["", "Compute is the sum of the run times recorded in the store (single-threaded runs; "
                   "`fedclaims report` runs one worker per core). Records shared by two experiments count once per "
-                  "paper.", ""]
+                  "paper. A verdict is *fragile* when its statistics lie nearer another verdict than three times "
+                  "the amount the drift measured across numerics (other CPUs' kernels) moves them: on another "
+                  "machine it may read differently (docs/regression.md).", ""]
         return lines
 
     def disagreements(self) -> list[str]:
@@ -120,12 +127,12 @@ class _Report:
         note = self.outcome.catalog.claim(claim).claim.note
         lines = [f'<a id="{_anchor(claim)}"></a>', f"#### `{claim}` ({_cell(first.source)})", "",
                  f"> {_cell(first.statement)}", "",
-                 "| profile | expectation | observed | verdict | reason |", "|---|---|---|---|---|"]
+                 "| profile | expectation | observed | verdict | margin | reason |", "|---|---|---|---|---|---|"]
         for profile in self.profiles:
             v = per_profile.get(profile)
             if v is not None:
                 lines.append(f"| {profile} | {_cell(v.expectation)} | {_cell(v.observed) or '—'} | {ICONS[v.status]} "
-                             f"| {_cell(v.reason)} |")
+                             f"| {_cell(margin_cell(v, self.baselines))} | {_cell(v.reason)} |")
         if note:
             lines += ["", f"Note: {_cell(note)}"]
         return lines + [""]
@@ -162,6 +169,14 @@ class _Report:
                     seconds += record["provenance"]["wall_seconds"]
         return runs, seconds
 
+    def _numerics_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for record in self.records.values():
+            if record is not None:
+                fingerprint = ((record.get("provenance") or {}).get("numerics") or {}).get("fingerprint", "unrecorded")
+                counts[fingerprint] = counts.get(fingerprint, 0) + 1
+        return counts
+
     def provenance(self) -> list[str]:
         execution = self.outcome.execution
         lines = ["## Provenance", "",
@@ -170,6 +185,7 @@ class _Report:
                  "- libraries: " + ", ".join(f"{k} {v}" for k, v in library_versions().items()),
                  f"- this invocation: {execution.text()}", ""]
         lines += [f"- store event: {_cell(event)}" for event in execution.events]
+        lines += [""] + numerics_lines(numerics_of(self.outcome), self._numerics_counts())
         lines += ["| experiment | variant | seed | profile | store key | run time (s) |", "|---|---|---|---|---|---|"]
         total = 0.0
         for request in self.outcome.requests:
@@ -184,6 +200,7 @@ class _Report:
 def render(outcome: Outcome, settings: Settings, report_path: Path, figures_dir: Path) -> str:
     report = _Report(outcome, settings, report_path, figures_dir)
     lines = report.header() + report.summary() + report.disagreements()
+    lines += across_numerics_lines(settings.root, report.profiles)
     for paper in report.papers():
         lines += report.paper(paper)
     lines += performance_section(settings.root)
@@ -196,7 +213,7 @@ def write_report(outcome: Outcome, settings: Settings, report_path: Path) -> tup
     figures_dir = report_path.parent / "figures"
     report_path.write_text(render(outcome, settings, report_path, figures_dir), encoding="utf-8")
     json_path = report_path.with_suffix(".json")
-    payload = {"commit": git_commit(settings.root), "profiles": outcome.profiles,
+    payload = {"commit": git_commit(settings.root), "profiles": outcome.profiles, "numerics": numerics_of(outcome),
                "verdicts": [v.to_dict() for v in outcome.verdicts],
                "runs": [{"experiment": r.experiment, "variant": r.variant, "seed": r.seed, "profile": r.profile,
                          "key": r.key} for r in outcome.requests]}
