@@ -10,7 +10,7 @@ OBSERVATIONS = {
     "difference": "`{difference: METRIC, of: [A, B]}` — paired per-seed difference A − B.",
     "correlation": "`{correlation: [X, Y], given: Z, of: VARIANT, method: pearson|spearman}` — correlation across "
                    "clients of two per-client quantities, one value per seed (partial on Z if given), with a "
-                   "Fisher-z 95% interval.",
+                   "Fisher-z interval (Spearman's with the Bonett-Wright variance (1 + r²/2) / (n − 3)).",
     "compare": "`{compare: METRIC, of: [A, B, ...]}` — the metric of several variants, for an `order`.",
 }
 
@@ -35,25 +35,50 @@ EXPECTATIONS = {
              "`every_seed`: every pair in order on every seed.",
     "equivalent_within": "`{equivalent_within: BOUND, alpha: 0.05}` — two one-sided tests that the mean (of a "
                          "paired difference) lies within ±BOUND; FAIL if the (1 − 2α) interval lies outside.",
-    "within_spread_of": "`{within_spread_of: VARIANT}` — |mean paired difference| below that variant's "
-                        "seed-to-seed standard deviation (the paper's 'within seed-to-seed variation'); a PASS "
-                        "states the smallest difference a paired t-test could have detected.",
+    "within_spread_of": "`{within_spread_of: VARIANT, alpha: 0.05}` — the paper's 'within seed-to-seed "
+                        "variation': equivalence of the mean paired difference within ± that variant's seed standard "
+                        "deviation, the spread's own uncertainty counted against the claim. PASS if the difference's "
+                        "(1 − 2α) interval lies within ± the spread's (1 − α) lower confidence bound (chi-square), "
+                        "FAIL if it lies wholly beyond ± its upper bound, else INCONCLUSIVE; a difference of exactly "
+                        "0 against a reference without spread passes.",
     "skip": "`{skip: REASON}` — no expectation at this profile; the verdict is SKIPPED with the reason.",
 }
 
 RULES = [
-    "A test of the mean over seeds needs a spread: one seed of a metric that varies with the seed is INCONCLUSIVE. "
-    "Metrics marked *deterministic* are fixed by the run's config and are compared directly; so are seeds that "
-    "all agree.",
-    "Correlations are decided by their Fisher-z 95% intervals: per seed for `of: every_seed`, pooled over seeds "
-    "by inverse variance for `of: mean`. A bound is met or missed only where the interval lies on one side of it. "
-    "A partial correlation whose quantity is a linear function of the control is undefined (INCONCLUSIVE, with "
-    "the reason).",
+    "A test of the mean over seeds needs a spread: one seed of a metric that varies with the seed is INCONCLUSIVE "
+    "(checked before anything else, so one infinite seed decides nothing). Metrics marked *deterministic* are fixed "
+    "by the run's config and are compared directly; so are seeds that all agree. Seeds of a deterministic metric "
+    "that disagree (beyond the metric's declared agreement) make the claim an ERROR naming the metric.",
+    "**Several variants** (`of: [A, B, ...]`): each must meet the expectation. PASS needs every variant to pass at α "
+    "(an intersection-union test, which needs no correction); a contradiction is tested with Holm's correction over "
+    "the variants (for 'any variant contradicts it', its first step: α / number of variants), so a claim that "
+    "holds keeps a false-FAIL rate of α however many variants it names.",
+    "**Families**: claims of one file naming the same `family` test one relation several ways (e.g. three "
+    "weightings, each 'not better'). Their rejections are corrected together by Holm's step-down across the "
+    "family, per profile: each claim's deciding p-value is tested at Holm's level for its rank, and a claim whose "
+    "rejection does not survive is decided again at that level (its reason says so). A family names at least two "
+    "claims.",
+    "Correlations are decided on Fisher's z at the expectation's α: a bound by a one-sided test (the (1 − α) "
+    "one-sided interval), a range by the (1 − 2α) interval. `of: every_seed` decides each seed's r; `of: mean` "
+    "pools the seeds by **random effects**: seeds are separate runs whose correlations may differ by more than "
+    "sampling error, so the between-seed variance τ² is estimated (DerSimonian-Laird) and the mean's interval uses "
+    "the Hartung-Knapp variance on k − 1 degrees of freedom (never narrower than the fixed-effect one); Cochran's Q "
+    "and I² appear in the reason. A partial correlation whose quantity is a linear function of the control is "
+    "undefined (INCONCLUSIVE, with the reason).",
+    "Infinite values: an `order` pair with an infinite difference on some seed is decided by the signs (an exact "
+    "one-sided sign test: five seeds all on one side decide it at α = 0.05); an infinite paired difference is "
+    "never equivalent (FAIL).",
     "Every INCONCLUSIVE names the smallest effect the data could detect (power 80%) and the seeds (or clients per "
-    "run, for a per-seed correlation) that would decide it at the observed effect and spread (statsmodels' power "
-    "solvers); `fedclaims power` lists them.",
-    "Validation rejects expectations that cannot fail: non-finite numbers, a difference of a variant with itself, "
-    "repeated variants, correlation bounds every r meets.",
+    "run, for a per-seed correlation) that would decide it at the observed effect and spread, for the test that "
+    "decides it: a bound by a one-sided t (or z) test, a range, `approx` or an equivalence by two one-sided tests "
+    "that must both pass (their joint power), a reversal of an order at its own level α / pairs. A PASS of a "
+    "'not above', 'within spread' or equivalence claim states what the test could have detected, never seeds "
+    "'that would decide it'. `fedclaims power` lists them.",
+    "Every verdict records the comparisons it rests on (each test statistic with its critical values) and its "
+    "margin to every other verdict in standard errors; REPORT.md prints it with the deciding p-value.",
+    "Validation rejects expectations that cannot fail or cannot pass: non-finite numbers, a difference of a variant "
+    "with itself, repeated variants, correlation bounds every r meets, `equals` without a tolerance on the mean of "
+    "a metric that varies with the seed.",
 ]
 
 
