@@ -171,6 +171,27 @@ def _measure_drift(path: Path, profile: str, extra: list[str]) -> int:
     return 0
 
 
+def cmd_numerics(args) -> int:
+    """This machine's numerics; with two stores, how far their common runs drifted apart."""
+    from harness.numerics import numerics, simulated_machine, summary
+    from harness.numerics_drift import accuracy_growth, pairs
+    from harness.store import ResultStore
+    if not args.stores:
+        here = numerics(threads=1)
+        print(summary(here))
+        pins = simulated_machine(here)
+        if pins:
+            print("to compute like another machine here: " + " ".join(f"{k}={v}" for k, v in pins.items()))
+        return 0
+    if len(args.stores) != 2:
+        raise ValueError("give two results stores to compare, or none")
+    found = list(pairs(ResultStore(Path(args.stores[0])), ResultStore(Path(args.stores[1]))))
+    print(f"{len(found)} runs stored in both under different numerics")
+    for growth in accuracy_growth(found):
+        print(growth.text())
+    return 0
+
+
 def cmd_power(args) -> int:
     """The undecided claims of a profile and what would decide them (from stored records only)."""
     from harness.report.terminal import print_power
@@ -231,6 +252,11 @@ def build_parser() -> argparse.ArgumentParser:
     base.add_argument("--claim", help="only claims whose id matches this glob or regular expression")
     _execution(base)
     base.set_defaults(func=cmd_baseline)
+    numerics_parser = sub.add_parser("numerics", help="this machine's numerics fingerprint (and pins that simulate "
+                                                      "another machine); with two results stores, how far the "
+                                                      "accuracy of their common runs drifted apart, round by round")
+    numerics_parser.add_argument("stores", nargs="*", help="two results stores holding the same runs")
+    numerics_parser.set_defaults(func=cmd_numerics)
     power = sub.add_parser("power", help="list the INCONCLUSIVE claims of a profile with the seeds (or clients) "
                                          "each would need, from the records already in the store")
     _selection(power)
