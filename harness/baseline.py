@@ -38,7 +38,7 @@ from harness.verify import ERROR, FAIL, INCONCLUSIVE, PASS, Verdict
 
 DEFAULT_TOLERANCE = {"absolute": 1e-9, "relative": 1e-6}
 UNAVAILABLE = "unavailable here"
-EXACT, CROSS = "same numerics", "other numerics"
+EXACT, CROSS, UNCOMPARED = "same numerics", "other numerics", "not compared"
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class ClaimCheck:
     """The outcome of comparing one claim's verdict with its baseline entry."""
 
     claim: str
-    path: str = EXACT
+    path: str = UNCOMPARED
     failures: list[str] = field(default_factory=list)
     fragile: list[str] = field(default_factory=list)
     drift_series: list[tuple[str, dict, dict]] = field(default_factory=list, repr=False)
@@ -79,11 +79,12 @@ class Check:
         return [Difference(c.claim, m) for c in self.claims.values() for m in c.fragile]
 
     def summary(self) -> str:
-        paths = {EXACT: 0, CROSS: 0}
+        paths = {EXACT: 0, CROSS: 0, UNCOMPARED: 0}
         for c in self.claims.values():
             paths[c.path] += 1
         return (f"{paths[EXACT]} claims under the baseline's numerics (compared exactly), {paths[CROSS]} under other "
-                f"numerics ({self.drift_tests} series tested against the measured drift); "
+                f"numerics ({self.drift_tests} series tested against the measured drift), {paths[UNCOMPARED]} without "
+                f"numbers to compare (an error, or data unavailable); "
                 f"{len(self.differences)} differences, {len(self.fragile)} fragile verdicts")
 
 
