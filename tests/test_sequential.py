@@ -3,6 +3,7 @@ rates, the schedule, and the driver on a tiny synthetic project."""
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import numpy as np
@@ -10,11 +11,13 @@ import pytest
 from rich.console import Console
 
 import harness.verify as verify_module
+from harness.cli import main
 from harness.kinds import KINDS
 from harness.observe import Observed, Series
 from harness.planning import request_for
+from harness.report.sequential import render, sequential_section
 from harness.schema import claim as schema
-from harness.sequential import schedule
+from harness.sequential import results, schedule
 from harness.sequential.driver import AT_LIMIT, BUDGET, DECIDED, until_decided
 from harness.sequential.rule import Looks, planned_looks
 from harness.settings import Settings
@@ -237,3 +240,29 @@ def test_a_family_is_tested_together_so_its_decided_members_variants_keep_runnin
     assert _stored_seeds(result, "clear") == [0, 1, 2, 3, 4, 5]  # read by the family's test at every look
     assert _stored_seeds(result, "bystander") == [0, 1, 2]
     assert "family `positive`" in tracks["syn.never-above"].verdict.reason
+
+
+def test_cli_until_decided_writes_the_sequential_verdicts_and_the_report_section(project, monkeypatch) -> None:
+    monkeypatch.setenv("FEDCLAIMS_CACHE", str(project / "cache"))
+    monkeypatch.setenv("FEDCLAIMS_WORKERS", "1")
+    monkeypatch.setenv("FEDCLAIMS_DOWNLOAD", "0")
+    monkeypatch.delenv("FEDCLAIMS_STORE", raising=False)
+    store = project / "store"
+    code = main(["--root", str(project), "verify", "--profile", "smoke", "--until-decided", "--store", str(store)])
+    assert code == 0
+    data = json.loads((store / "sequential" / "smoke.json").read_text())
+    assert data == results.load(store, "smoke")
+    claims = {c["claim"]: c for c in data["claims"]}
+    assert claims["syn.slow-above"]["seeds"] == [0, 1, 2, 3, 4] and claims["syn.slow-above"]["status"] == PASS
+    assert claims["syn.slow-above"]["alpha_per_look"] == pytest.approx(0.0125)
+    assert data["rule"]["name"].startswith("Bonferroni") and data["compute_seconds"] > 0
+    assert results.summary_text(data).startswith("Of 2 claims INCONCLUSIVE at the profile's seeds (fixed n), "
+                                                  "1 were decided with the sequential test: 1 PASS, 0 FAIL; "
+                                                  "1 stay INCONCLUSIVE")
+    lines = sequential_section(store, "smoke")
+    assert lines == render(data) and lines[0] == "## Seeds added until decided (`smoke`)"
+    text = "\n".join(lines)
+    assert "Bonferroni alpha spending" in text and "| `syn.slow-above` | INCONCLUSIVE | 5 (+2) | 3 of 4 |" in text
+    assert "`syn.clear-above`" not in text and "The other 2 claims" in text
+    assert sequential_section(store, "standard") == []
+    assert main(["--root", str(project), "verify", "--max-seeds", "4", "--store", str(store)]) == 2
