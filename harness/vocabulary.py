@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from harness.kinds import KINDS
 from harness.schema import claim as schema
+from harness.sequential import rule as sequential_rule
 
 OBSERVATIONS = {
     "metric": "`{metric: NAME, of: VARIANT or [VARIANTS], args: {...}}` — one value per seed of each variant; "
@@ -54,6 +55,7 @@ RULES = [
     "solvers); `fedclaims power` lists them.",
     "Validation rejects expectations that cannot fail: non-finite numbers, a difference of a variant with itself, "
     "repeated variants, correlation bounds every r meets.",
+    sequential_rule.TEXT,
 ]
 
 

@@ -13,12 +13,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 NAME = "Bonferroni alpha spending over the planned looks"
-TEXT = ("Seeds added until decided (`fedclaims verify --until-decided`): a claim is tested on the profile's "
-        "seeds (look 1) and again after every seed added to its experiment, up to `--max-seeds` (default twice "
-        "the profile's): L = 1 + (max seeds − profile seeds) planned looks, each test at α / L (Bonferroni "
-        "alpha spending). Each look's test keeps its level, so the chance of a false PASS or FAIL at any look, "
-        "stop when it may, is at most α. A claim's sequential verdict is its first decided look; claims of a "
-        "family are corrected together (Holm) at every look, with L counting the looks of all their experiments.")
+TEXT = ("Seeds added until decided (`fedclaims verify --profile P --until-decided`) is a separate, sequential "
+        "test: a claim is tested on the profile's seeds (look 1), then after every seed added to its experiment, "
+        "up to `--max-seeds` (default twice the profile's seeds): L = 1 + (max seeds − profile seeds) planned "
+        "looks, each test at α / L (alpha spending with a Bonferroni bound). Each look's test keeps its level, so "
+        "the chance of a false PASS or FAIL at any look, whenever the looks stop, is at most α. A claim's "
+        "sequential verdict is that of its first decided look. Seeds go only to claims still INCONCLUSIVE that "
+        "have a finite figure of the seeds that would decide them, cheapest decision first (seeds still needed × "
+        "measured seconds per seed), until `--budget` minutes of added runs are spent. Claims of a family are "
+        "corrected together (Holm) at every look, with L counting the looks of all their experiments. The "
+        "profile's fixed-n verdicts and its baseline are unchanged.")
 
 
 @dataclass(frozen=True)
