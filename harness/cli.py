@@ -152,8 +152,8 @@ def _verify_until_decided(args) -> int:
     path = results.write(result, settings.store_dir, {"papers": args.paper, "claim": args.claim})
     print_sequential(results.load(settings.store_dir, profiles[0]), console)
     console.print(f"wrote {path}")
-    statuses = [track.verdict.status for track in result.tracks]
-    return 1 if "ERROR" in statuses or "FAIL" in statuses else 0
+    statuses = {track.verdict.status for track in result.tracks} | {track.fixed.status for track in result.tracks}
+    return 1 if {"ERROR", "FAIL"} & statuses else 0
 
 
 def cmd_report(args) -> int:

@@ -18,7 +18,7 @@ from harness.planning import request_for
 from harness.report.sequential import render, sequential_section
 from harness.schema import claim as schema
 from harness.sequential import results, schedule
-from harness.sequential.driver import AT_LIMIT, BUDGET, DECIDED, until_decided
+from harness.sequential.driver import AT_LIMIT, BUDGET, DECIDED, NOT_EXTENDED, until_decided
 from harness.sequential.rule import Looks, planned_looks
 from harness.settings import Settings
 from harness.store import ResultStore
@@ -118,6 +118,7 @@ variants:
   slow: {config: {values: [0.1, 0.5, 0.3, 0.2, 0.4, 0.3, 0.35, 0.25]}}
   never: {config: {values: [0.9, -0.6, 0.5, -0.4, 0.6, -0.3, 0.7, -0.5]}}
   bystander: {config: {values: [1.0, 2.0, 1.5]}}
+  marginal: {config: {values: [0.2, 0.6, 0.4]}}
 profiles:
   smoke: {seeds: [0, 1, 2]}
 """
@@ -151,6 +152,12 @@ claims:
     experiment: noise
     observe: {metric: value, of: bystander}
     expect: {smoke: {below: 10.0}}
+  - id: syn.marginal-above
+    statement: "The marginal variant lies above zero."
+    source: "test"
+    experiment: noise
+    observe: {metric: value, of: marginal}
+    expect: {smoke: {above: 0.0}}
 """
 
 
@@ -201,8 +208,12 @@ def test_seeds_are_added_only_for_undecided_claims_until_decided_or_max_seeds(pr
     never = tracks["syn.never-above"]
     assert (never.verdict.status, never.stopped, never.seeds, never.look) == ("INCONCLUSIVE", AT_LIMIT,
                                                                               [0, 1, 2, 3, 4, 5], 4)
+    # A fixed-n PASS (t = 3.5 on 3 seeds) that look 1 cannot decide at α / 4 keeps its fixed-n verdict.
+    marginal = tracks["syn.marginal-above"]
+    assert (marginal.fixed.status, marginal.verdict.status, marginal.stopped) == (PASS, "INCONCLUSIVE", NOT_EXTENDED)
     # Only the variants of open claims ran for the added seeds.
     assert _stored_seeds(result, "clear") == _stored_seeds(result, "bystander") == [0, 1, 2]
+    assert _stored_seeds(result, "marginal") == [0, 1, 2]
     assert _stored_seeds(result, "slow") == [0, 1, 2, 3, 4]
     assert _stored_seeds(result, "never") == [0, 1, 2, 3, 4, 5]
     assert result.execution.ran == 5 and result.compute_seconds > 0
@@ -256,13 +267,14 @@ def test_cli_until_decided_writes_the_sequential_verdicts_and_the_report_section
     assert claims["syn.slow-above"]["seeds"] == [0, 1, 2, 3, 4] and claims["syn.slow-above"]["status"] == PASS
     assert claims["syn.slow-above"]["alpha_per_look"] == pytest.approx(0.0125)
     assert data["rule"]["name"].startswith("Bonferroni") and data["compute_seconds"] > 0
-    assert results.summary_text(data).startswith("Of 2 claims INCONCLUSIVE at the profile's seeds (fixed n), "
-                                                  "1 were decided with the sequential test: 1 PASS, 0 FAIL; "
-                                                  "1 stay INCONCLUSIVE")
+    assert results.summary_text(data) == ("Of the 2 claims INCONCLUSIVE at the profile's seeds (fixed n), the "
+                                          "sequential test decided 1: 1 PASS, 0 FAIL; 1 stays INCONCLUSIVE.")
     lines = sequential_section(store, "smoke")
     assert lines == render(data) and lines[0] == "## Seeds added until decided (`smoke`)"
     text = "\n".join(lines)
     assert "Bonferroni alpha spending" in text and "| `syn.slow-above` | INCONCLUSIVE | 5 (+2) | 3 of 4 |" in text
     assert "`syn.clear-above`" not in text and "The other 2 claims" in text
+    assert "1 fixed-n verdict is not decided at look 1 at α / L and, since seeds go only to the profile's " \
+           "INCONCLUSIVE claims, stands: `syn.marginal-above` (PASS)." in text
     assert sequential_section(store, "standard") == []
     assert main(["--root", str(project), "verify", "--max-seeds", "4", "--store", str(store)]) == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.sequential.results import added_seeds, changed, load, summary_text
+from harness.sequential.results import added_seeds, load, not_extended, shown, summary_text
 
 
 def sequential_section(store_dir: Path, profile: str) -> list[str]:
@@ -23,13 +23,19 @@ def render(data: dict[str, Any]) -> list[str]:
              f"({runs['ran']} runs, {runs['reused']} reused"
              + ("" if budget is None else f"; budget {budget:g} min") + f"); it stopped: {data['stop']}.", "",
              summary_text(data), ""]
-    rows = changed(data)
+    rows = shown(data)
     if rows:
         lines += ["| claim | fixed n | seeds (added) | looks | α per look | sequential | why the looks ended | reason |",
                   "|---|---|---|---|---|---|---|---|"]
         lines += [_row(claim, data) for claim in rows]
         lines.append("")
-    same = len(data["claims"]) - len(rows)
+    kept = not_extended(data)
+    if kept:
+        names = ", ".join(f"`{c['claim']}` ({c['fixed_n']['status']})" for c in kept)
+        lines += [f"{len(kept)} fixed-n {'verdict is' if len(kept) == 1 else 'verdicts are'} not decided at look 1 "
+                  f"at α / L and, since seeds go only to the profile's INCONCLUSIVE claims, "
+                  f"{'stands' if len(kept) == 1 else 'stand'}: {names}.", ""]
+    same = len(data["claims"]) - len(rows) - len(kept)
     lines += [f"The other {same} claims have the same verdict at look 1, on the profile's seeds, as at fixed n.", ""]
     return lines
 

@@ -2,9 +2,11 @@
 limit is reached (`fedclaims verify --until-decided`).
 
 Every claim gets a sequential test (`harness.sequential.rule`): look 1 reads the profile's seeds,
-each later look one more seed of the claim's experiment, every look at α / L. A claim's looks
-end at its first PASS or FAIL, or when more seeds cannot help: its test has no finite figure of
-the seeds that would decide it, its experiment reached its seed limit, or the budget is spent.
+each later look one more seed of the claim's experiment, every look at α / L. Seeds are added only
+for claims the profile left INCONCLUSIVE (a fixed-n PASS or FAIL that look 1 cannot decide at
+α / L keeps its fixed-n verdict and is not extended). A claim's looks end at its first PASS or
+FAIL, or when more seeds cannot help: its test has no finite figure of the seeds that would
+decide it, its experiment reached its seed limit, or the budget is spent.
 A seed added to an experiment runs, for that seed, only the variants its open claims read (and
 the variants those refer to), through planning and execution like any other run.
 """
@@ -26,6 +28,7 @@ from harness.settings import Settings
 from harness.verify import FAIL, INCONCLUSIVE, PASS, Verdict, apply_families, verify_claim
 
 DECIDED = "decided"
+NOT_EXTENDED = "decided at fixed n: not extended"
 NO_FIGURE = "no finite figure of the seeds that would decide it"
 AT_LIMIT = "max seeds reached"
 BUDGET = "budget spent"
@@ -162,6 +165,8 @@ class _Session:
             return DECIDED
         if verdict.status != INCONCLUSIVE:
             return NOT_TESTED
+        if track.fixed.status != INCONCLUSIVE:
+            return NOT_EXTENDED
         power = verdict.power or {}
         if power.get("unit") != "seeds" or power.get("needed") is None:
             return NO_FIGURE

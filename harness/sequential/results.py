@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.sequential import rule
-from harness.sequential.driver import Sequential, Track
+from harness.sequential.driver import NOT_EXTENDED, Sequential, Track
 from harness.store import json_safe
 
 FOLDER = "sequential"
@@ -73,16 +73,26 @@ def resolved(data: dict[str, Any]) -> tuple[int, Counter]:
 
 
 def summary_text(data: dict[str, Any]) -> str:
-    """'Of 12 claims INCONCLUSIVE at the profile's seeds, 5 were decided: 4 PASS, 1 FAIL; 7 stay INCONCLUSIVE.'"""
+    """'Of the 12 claims INCONCLUSIVE at the profile's seeds (fixed n), the sequential test decided 5:
+    4 PASS, 1 FAIL; 7 stay INCONCLUSIVE.'"""
     total, outcomes = resolved(data)
-    decided = outcomes["PASS"] + outcomes["FAIL"]
     others = ", ".join(f"{n} {status}" for status, n in sorted(outcomes.items())
                        if status not in ("PASS", "FAIL", "INCONCLUSIVE"))
-    return (f"Of {total} claims INCONCLUSIVE at the profile's seeds (fixed n), {decided} were decided with the "
-            f"sequential test: {outcomes['PASS']} PASS, {outcomes['FAIL']} FAIL; {outcomes['INCONCLUSIVE']} stay "
-            f"INCONCLUSIVE" + (f" ({others})" if others else "") + ".")
+    staying = outcomes["INCONCLUSIVE"]
+    return (f"Of the {total} {'claim' if total == 1 else 'claims'} INCONCLUSIVE at the profile's seeds (fixed n), "
+            f"the sequential test decided {outcomes['PASS'] + outcomes['FAIL']}: {outcomes['PASS']} PASS, "
+            f"{outcomes['FAIL']} FAIL; {staying} {'stays' if staying == 1 else 'stay'} INCONCLUSIVE"
+            + (f" ({others})" if others else "") + ".")
 
 
-def changed(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The claims whose sequential verdict differs from the fixed-n one, or that took added seeds."""
-    return [c for c in data["claims"] if c["status"] != c["fixed_n"]["status"] or added_seeds(c, data) > 0]
+def shown(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims the profile left INCONCLUSIVE, those that took added seeds, and those whose
+    sequential verdict differs from the fixed-n one (except the fixed-n decisions not extended)."""
+    return [c for c in data["claims"] if c["stopped"] != NOT_EXTENDED and (
+        c["fixed_n"]["status"] == "INCONCLUSIVE" or added_seeds(c, data) > 0 or c["status"] != c["fixed_n"]["status"])]
+
+
+def not_extended(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Fixed-n PASS or FAIL verdicts that look 1 cannot decide at α / L: seeds go only to the
+    profile's INCONCLUSIVE claims, so their fixed-n verdicts stand."""
+    return [c for c in data["claims"] if c["stopped"] == NOT_EXTENDED]

@@ -18,9 +18,10 @@ TEXT = ("Seeds added until decided (`fedclaims verify --profile P --until-decide
         "up to `--max-seeds` (default twice the profile's seeds): L = 1 + (max seeds − profile seeds) planned "
         "looks, each test at α / L (alpha spending with a Bonferroni bound). Each look's test keeps its level, so "
         "the chance of a false PASS or FAIL at any look, whenever the looks stop, is at most α. A claim's "
-        "sequential verdict is that of its first decided look. Seeds go only to claims still INCONCLUSIVE that "
-        "have a finite figure of the seeds that would decide them, cheapest decision first (seeds still needed × "
-        "measured seconds per seed), until `--budget` minutes of added runs are spent. Claims of a family are "
+        "sequential verdict is that of its first decided look. Seeds go only to the claims the profile left "
+        "INCONCLUSIVE, while undecided and with a finite figure of the seeds that would decide them, cheapest "
+        "decision first (seeds still needed × measured seconds per seed), until `--budget` minutes of added runs "
+        "are spent; a fixed-n PASS or FAIL that look 1 cannot decide at α / L keeps its fixed-n verdict. Claims of a family are "
         "corrected together (Holm) at every look, with L counting the looks of all their experiments. The "
         "profile's fixed-n verdicts and its baseline are unchanged.")
 
