@@ -7,6 +7,7 @@ import time
 from pydantic import Field
 
 from harness.kinds.base import ExperimentKind, Metric
+from harness.runners.references import MetricOf
 from harness.schema.base import StrictModel
 
 
@@ -14,11 +15,13 @@ class Config(StrictModel):
     values: list[float] = Field(min_length=1)
     seconds: float = 0.01
     """How long a run takes, so that its record measures a cost above zero."""
+    shift: float | MetricOf = 0.0
+    """Added to the value; may be another variant's value for the same seed."""
 
 
 def run(config: Config, seed: int, context) -> dict:
     time.sleep(config.seconds)
-    return {"value": config.values[seed % len(config.values)]}
+    return {"value": config.values[seed % len(config.values)] + config.shift}
 
 
 SYNTHETIC = ExperimentKind(

@@ -14,7 +14,7 @@ import harness.verify as verify_module
 from harness.cli import main
 from harness.kinds import KINDS
 from harness.observe import Observed, Series
-from harness.planning import request_for
+from harness.planning import PendingDependency, request_for
 from harness.report.sequential import render, sequential_section
 from harness.schema import claim as schema
 from harness.sequential import results, schedule
@@ -119,6 +119,7 @@ variants:
   never: {config: {values: [0.9, -0.6, 0.5, -0.4, 0.6, -0.3, 0.7, -0.5]}}
   bystander: {config: {values: [1.0, 2.0, 1.5]}}
   marginal: {config: {values: [0.2, 0.6, 0.4]}}
+  dependent: {config: {values: [0.9, -0.6, 0.5, -0.4, 0.6, -0.3, 0.7, -0.5], shift: {match: slow, metric: value}}}
 profiles:
   smoke: {seeds: [0, 1, 2]}
 """
@@ -184,8 +185,15 @@ def _stored_seeds(result, variant: str) -> list[int]:
     """The seeds of the variant with a record in the store."""
     store = result.outcome.store
     settings = _settings(Path(store.root).parent)
-    return [seed for seed in range(12) if store.reusable(
-        request_for(result.outcome.catalog, "noise", variant, seed, "smoke", settings).key) is not None]
+    stored = []
+    for seed in range(12):
+        try:
+            request = request_for(result.outcome.catalog, "noise", variant, seed, "smoke", settings, store)
+        except PendingDependency:
+            continue
+        if store.reusable(request.key) is not None:
+            stored.append(seed)
+    return stored
 
 
 def _by_claim(result) -> dict:
@@ -251,6 +259,23 @@ def test_a_family_is_tested_together_so_its_decided_members_variants_keep_runnin
     assert _stored_seeds(result, "clear") == [0, 1, 2, 3, 4, 5]  # read by the family's test at every look
     assert _stored_seeds(result, "bystander") == [0, 1, 2]
     assert "family `positive`" in tracks["syn.never-above"].verdict.reason
+
+
+def test_a_seed_of_a_variant_that_refers_to_another_runs_that_one_first(project) -> None:
+    (project / "claims" / "synthetic.yaml").write_text(CLAIMS.split("  - id:")[0] + """\
+  - id: syn.dependent-above
+    statement: "The dependent variant lies above zero."
+    source: "test"
+    experiment: noise
+    observe: {metric: value, of: dependent}
+    expect: {smoke: {above: 0.0}}
+""")
+    result = until_decided(_settings(project), "smoke", console=_quiet())
+    track = _by_claim(result)["syn.dependent-above"]
+    assert (track.stopped, track.seeds) == (AT_LIMIT, [0, 1, 2, 3, 4, 5])
+    assert _stored_seeds(result, "dependent") == _stored_seeds(result, "slow") == [0, 1, 2, 3, 4, 5]
+    assert _stored_seeds(result, "never") == []
+    assert result.execution.ran == 6  # each added seed: slow, then the variant that reads its value
 
 
 def test_cli_until_decided_writes_the_sequential_verdicts_and_the_report_section(project, monkeypatch) -> None:
