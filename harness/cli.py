@@ -49,6 +49,17 @@ def _execution(parser: argparse.ArgumentParser) -> None:
                                           "of --workers CPUs)")
 
 
+def _until_decided(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--until-decided", action="store_true",
+                        help="after the profile's seeds, add seeds to the claims still INCONCLUSIVE, cheapest "
+                             "decision first, under a sequential rule that keeps each claim's α (Bonferroni over "
+                             "the planned looks); writes <store>/sequential/<profile>.json")
+    parser.add_argument("--max-seeds", type=int, help="with --until-decided: at most this many seeds per experiment "
+                                                      "(default twice the profile's)")
+    parser.add_argument("--budget", type=float, help="with --until-decided: minutes of wall time the added runs "
+                                                     "may take (default no limit)")
+
+
 def cmd_validate(args) -> int:
     settings = _settings(args)
     catalog, claims = select(settings)
@@ -116,7 +127,33 @@ def _verify(args, write: bool) -> int:
 
 
 def cmd_verify(args) -> int:
+    if args.until_decided:
+        return _verify_until_decided(args)
+    if args.max_seeds is not None or args.budget is not None:
+        raise ValueError("--max-seeds and --budget go with --until-decided")
     return _verify(args, write=False)
+
+
+def _verify_until_decided(args) -> int:
+    """Verify one profile, then add seeds to its undecided claims under the sequential rule."""
+    from harness.report.terminal import print_sequential, print_verdicts
+    from harness.sequential import results
+    from harness.sequential.driver import until_decided
+    profiles = args.profile or [DEFAULT_PROFILE]
+    if len(profiles) != 1:
+        raise ValueError("--until-decided verifies one profile at a time")
+    if args.max_seeds is not None and args.max_seeds < 1:
+        raise ValueError("--max-seeds must be at least 1")
+    if args.budget is not None and args.budget < 0:
+        raise ValueError("--budget is a number of minutes, at least 0")
+    settings = _settings(args)
+    result = until_decided(settings, profiles[0], args.paper, args.claim, args.max_seeds, args.budget, console)
+    print_verdicts(result.outcome.verdicts, console)
+    path = results.write(result, settings.store_dir, {"papers": args.paper, "claim": args.claim})
+    print_sequential(results.load(settings.store_dir, profiles[0]), console)
+    console.print(f"wrote {path}")
+    statuses = {track.verdict.status for track in result.tracks} | {track.fixed.status for track in result.tracks}
+    return 1 if {"ERROR", "FAIL"} & statuses else 0
 
 
 def cmd_report(args) -> int:
@@ -236,6 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
         _execution(command)
         if name == "report":
             command.add_argument("--output", default="REPORT.md", help="report path (default REPORT.md)")
+        if name == "verify":
+            _until_decided(command)
         command.set_defaults(func=func)
     base = sub.add_parser("baseline", help="compare with (check) or rewrite (update) the regression baseline; "
                                            "--paper/--claim check or update only those claims, running only their runs")

@@ -1,6 +1,7 @@
 """One pass through the data flow: load, select, fetch, plan, execute, verify."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from rich.console import Console
@@ -105,6 +106,21 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
             every_request.update((r.key, r) for r in requests)
         outcome.requests = list(every_request.values())
 
+    lookup = record_lookup(catalog, settings, store, fingerprints)
+    outcome.verdicts = [verify_claim(catalog, claim, profile, lookup) for claim in claims for profile in profiles]
+    if extra:
+        stored, _ = plan(catalog, claims, extra, settings, store, fingerprints)
+        outcome.requests = list({r.key: r for r in [*outcome.requests, *stored]}.values())
+        outcome.verdicts += [verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
+                             for claim in claims for profile in extra]
+    apply_families(outcome.verdicts, lambda v: expectation_alpha(catalog, v))
+    outcome.execution.events = list(store.events)
+    return outcome
+
+
+def record_lookup(catalog: Catalog, settings: Settings, store: ResultStore, fingerprints: dict[str, str]
+                  ) -> Callable[[str, str, int, str], tuple[str, dict | None]]:
+    """`verify_claim`'s look-up: the store key and record of a run (a failed dependency's error as its record)."""
     def lookup(experiment: str, variant: str, seed: int, profile: str):
         try:
             key = request_for(catalog, experiment, variant, seed, profile, settings, store, fingerprints).key
@@ -117,15 +133,7 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
                                                                       f"which failed: {error['message']}"}}
         return key, store.get(key)
 
-    outcome.verdicts = [verify_claim(catalog, claim, profile, lookup) for claim in claims for profile in profiles]
-    if extra:
-        stored, _ = plan(catalog, claims, extra, settings, store, fingerprints)
-        outcome.requests = list({r.key: r for r in [*outcome.requests, *stored]}.values())
-        outcome.verdicts += [verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
-                             for claim in claims for profile in extra]
-    apply_families(outcome.verdicts, lambda v: expectation_alpha(catalog, v))
-    outcome.execution.events = list(store.events)
-    return outcome
+    return lookup
 
 
 def expectation_alpha(catalog: Catalog, verdict: Verdict) -> float:

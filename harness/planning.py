@@ -117,6 +117,19 @@ def _resolve_references(value: Any, resolve) -> Any:
     return value
 
 
+def referenced_variants(catalog: Catalog, experiment: str, variant: str, profile: str) -> set[str]:
+    """The variants whose records the variant's config refers to (same seed and profile), transitively."""
+    found: set[str] = set()
+    todo = [variant]
+    while todo:
+        config = catalog.specs[experiment].resolve(todo.pop(), profile).model_dump(mode="json", exclude_none=False)
+        referenced: set[str] = set()
+        _resolve_references(config, lambda other, metric: referenced.add(other))
+        todo += sorted(referenced - found)
+        found |= referenced
+    return found
+
+
 def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, profile: str,
                 settings: Settings, store: ResultStore | None = None,
                 data: Mapping[str, str] | None = None) -> RunRequest:
@@ -150,13 +163,14 @@ def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, prof
 
 
 def plan_variants(catalog: Catalog, experiment: str, variants, profile: str, settings: Settings,
-                  store: ResultStore | None = None, data: Mapping[str, str] | None = None
-                  ) -> tuple[list[RunRequest], int]:
-    """The runs of `variants` of one experiment at one profile, every seed: (runnable requests,
-    number waiting for a dependency's record); a run that waits is listed with its unresolved key."""
+                  store: ResultStore | None = None, data: Mapping[str, str] | None = None,
+                  seeds: list[int] | None = None) -> tuple[list[RunRequest], int]:
+    """The runs of `variants` of one experiment at one profile, every seed (the profile's, or
+    `seeds`): (runnable requests, number waiting for a dependency's record); a run that waits is
+    listed with its unresolved key."""
     requests, waiting = [], 0
     for variant in variants:
-        for seed in catalog.specs[experiment].spec.profiles[profile].seeds:
+        for seed in catalog.specs[experiment].spec.profiles[profile].seeds if seeds is None else seeds:
             try:
                 requests.append(request_for(catalog, experiment, variant, seed, profile, settings, store, data))
             except PendingDependency as pending:

@@ -558,8 +558,8 @@ def evaluate(expectation, obs, observed: Observed) -> Decision:
 
 def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
                  lookup: Callable[[str, str, int, str], tuple[str, dict | None]],
-                 missing_is_error: bool = True) -> Verdict:
-    """The verdict of one claim at one profile.
+                 missing_is_error: bool = True, seeds: list[int] | None = None) -> Verdict:
+    """The verdict of one claim at one profile, on the profile's seeds or on `seeds`.
 
     `lookup(experiment, variant, seed, profile)` gives (store key, record or None). A missing
     record is an ERROR after execution, and SKIPPED (not run) when only stored records are read.
@@ -579,7 +579,7 @@ def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
     if isinstance(expectation, schema.Skip):
         verdict.reason = expectation.skip
         return verdict
-    seeds = spec.profiles[profile].seeds
+    seeds = spec.profiles[profile].seeds if seeds is None else list(seeds)
     records: dict[tuple[str, int], dict] = {}
     for variant in variants_needed(loaded, profile):
         for seed in seeds:

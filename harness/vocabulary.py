@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from harness.kinds import KINDS
 from harness.schema import claim as schema
+from harness.sequential import rule as sequential_rule
 
 OBSERVATIONS = {
     "metric": "`{metric: NAME, of: VARIANT or [VARIANTS], args: {...}}` — one value per seed of each variant; "
@@ -79,6 +80,7 @@ RULES = [
     "Validation rejects expectations that cannot fail or cannot pass: non-finite numbers, a difference of a variant "
     "with itself, repeated variants, correlation bounds every r meets, `equals` without a tolerance on the mean of "
     "a metric that varies with the seed.",
+    sequential_rule.TEXT,
 ]
 
 

@@ -38,3 +38,22 @@ def print_power(verdicts: list[Verdict], console: Console) -> None:
                       v.reason.split(" — power:")[0])
     console.print(table)
     console.print(f"{len(undecided)} of {len(verdicts)} claims undecided")
+
+
+def print_sequential(data: dict, console: Console) -> None:
+    """The sequential verdicts of `verify --until-decided` (from its JSON file) beside the fixed-n ones."""
+    from harness.sequential.results import added_seeds, summary_text
+    table = Table(title=f"sequential verdicts ({data['profile']}): {data['rule']['name']}", show_lines=False)
+    for column in ("claim", "fixed n", "seeds (added)", "looks", "α per look", "sequential", "why the looks ended"):
+        table.add_column(column, overflow="fold")
+    for claim in data["claims"]:
+        if claim["status"] == "SKIPPED":
+            continue
+        status, fixed = claim["status"], claim["fixed_n"]["status"]
+        table.add_row(claim["claim"], f"[{COLOURS[fixed]}]{fixed}[/]",
+                      f"{len(claim['seeds'])} (+{added_seeds(claim, data)})",
+                      f"{claim['looks']} of {claim['planned_looks']}", f"{claim['alpha_per_look']:.3g}",
+                      f"[{COLOURS[status]}]{status}[/]", claim["stopped"])
+    console.print(table)
+    console.print(summary_text(data))
+    console.print(f"added compute {data['compute_seconds'] / 60:.1f} min; stopped: {data['stop']}")

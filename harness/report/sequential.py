@@ -1,0 +1,53 @@
+"""The REPORT.md section of `fedclaims verify --until-decided`: the stopping rule, what the added
+seeds decided, and per claim the seeds it took (from `<store>/sequential/<profile>.json`)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.sequential.results import added_seeds, load, not_extended, shown, summary_text
+
+
+def sequential_section(store_dir: Path, profile: str) -> list[str]:
+    """The section's lines, or none where `--until-decided` has not run at the profile."""
+    data = load(store_dir, profile)
+    return [] if data is None else render(data)
+
+
+def render(data: dict[str, Any]) -> list[str]:
+    budget = data["budget_minutes"]
+    runs = data["runs"]
+    lines = [f"## Seeds added until decided (`{data['profile']}`)", "",
+             f"**Rule: {data['rule']['name']}.** {data['rule']['text']}", "",
+             f"Added compute: {data['compute_seconds'] / 60:.1f} min of wall time "
+             f"({runs['ran']} runs, {runs['reused']} reused"
+             + ("" if budget is None else f"; budget {budget:g} min") + f"); it stopped: {data['stop']}.", "",
+             summary_text(data), ""]
+    rows = shown(data)
+    if rows:
+        lines += ["| claim | fixed n | seeds (added) | looks | α per look | sequential | why the looks ended | reason |",
+                  "|---|---|---|---|---|---|---|---|"]
+        lines += [_row(claim, data) for claim in rows]
+        lines.append("")
+    kept = not_extended(data)
+    if kept:
+        names = ", ".join(f"`{c['claim']}` ({c['fixed_n']['status']})" for c in kept)
+        lines += [f"{len(kept)} fixed-n {'verdict is' if len(kept) == 1 else 'verdicts are'} not decided at look 1 "
+                  f"at α / L and, since seeds go only to the profile's INCONCLUSIVE claims, "
+                  f"{'stands' if len(kept) == 1 else 'stand'}: {names}.", ""]
+    same = len(data["claims"]) - len(rows) - len(kept)
+    lines += [f"The other {same} claims have the same verdict at look 1, on the profile's seeds, as at fixed n.", ""]
+    return lines
+
+
+def _row(claim: dict[str, Any], data: dict[str, Any]) -> str:
+    seeds = claim["seeds"]
+    added = added_seeds(claim, data)
+    cells = [f"`{claim['claim']}`", claim["fixed_n"]["status"], f"{len(seeds)} (+{added})",
+             f"{claim['looks']} of {claim['planned_looks']}", f"{claim['alpha_per_look']:.3g}",
+             f"**{claim['status']}**", claim["stopped"], claim["reason"].split(" — power:")[0]]
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
