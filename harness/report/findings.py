@@ -105,7 +105,7 @@ def _first_sentence(text: str) -> str:
     return text if end < 0 else text[: end + 1]
 
 
-def findings(catalog: Catalog, verdicts, levels: Levels, profiles: list[str], anchor) -> list[str]:
+def findings(catalog: Catalog, verdicts, levels: Levels, profiles: list[str], link) -> list[str]:
     """The findings section: per paper and per profile that ran."""
     lines = ["## Findings", "",
              "Per paper, at each profile that trained models. *Empirical* claims need trained models (their numbers "
@@ -120,11 +120,11 @@ def findings(catalog: Catalog, verdicts, levels: Levels, profiles: list[str], an
         for profile in profiles:
             at = [v for v in paper_verdicts if v.profile == profile]
             if at:
-                lines += _paper_at_profile(catalog, at, levels, profile, anchor)
+                lines += _paper_at_profile(catalog, at, levels, profile, link)
     return lines
 
 
-def _paper_at_profile(catalog: Catalog, verdicts, levels: Levels, profile: str, anchor) -> list[str]:
+def _paper_at_profile(catalog: Catalog, verdicts, levels: Levels, profile: str, link) -> list[str]:
     groups = {"empirical": [], "analytic": [], "diagnostic": []}
     for verdict in verdicts:
         groups[evidence_of(catalog, verdict.claim)].append(verdict)
@@ -151,7 +151,7 @@ def _paper_at_profile(catalog: Catalog, verdicts, levels: Levels, profile: str, 
         paper_text = describe(paper, loaded.claim.observe) if paper is not None else "—"
         level = levels.text(catalog, verdict.claim, profile)
         extra = f" — {level}" if level else ""
-        return (f"- [`{verdict.claim}`](#{anchor(verdict.claim)}): {_short(loaded.claim.statement, 120)} "
+        return (f"- [`{verdict.claim}`]({link(verdict.claim)}): {_short(loaded.claim.statement, 120)} "
                 f"{what}: {_short(verdict.observed, 200) or '—'}; the paper: {_short(paper_text, 90)}{extra}")
 
     failed = [v for v in empirical if v.status == "FAIL"]
