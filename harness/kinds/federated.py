@@ -143,6 +143,7 @@ def _draw_allocations(ax, results_by_variant, labels):
 
 FEDERATED_TRAINING = ExperimentKind(
     name="federated_training",
+    evidence="empirical",
     description="Federated (sub-)model training with a composed allocation policy, local objective and aggregator.",
     runner="harness.runners.federated",
     metrics={

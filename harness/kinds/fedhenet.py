@@ -79,6 +79,7 @@ def _draw_pipeline_seconds(ax, results_by_variant, labels):
 
 FEDHENET = ExperimentKind(
     name="fedhenet",
+    evidence="empirical",
     description="FedHENet (frozen backbone, closed-form ROLANN output layer, optional CKKS aggregation) or a "
                 "last-layer FedAvg/FedProx baseline, on cached features or as each method's whole pipeline "
                 "from images.",

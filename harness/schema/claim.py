@@ -278,6 +278,15 @@ Expectation = Annotated[
 ClaimId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 
 
+Role = Literal["paper", "diagnostic"]
+"""`paper`: the claim checks what the paper states. `diagnostic`: a second, labelled measurement
+that is not the paper's claim (another denominator, this implementation's message, cached
+features), kept to explain a paper claim's verdict and counted apart from the paper's claims."""
+
+QuoteOrigin = Literal["paper", "authors-readme"]
+"""Where `statement` is quoted from: the paper itself, or the authors' repository README."""
+
+
 class Claim(StrictModel):
     id: ClaimId
     statement: Annotated[str, Field(min_length=10)]
@@ -286,6 +295,18 @@ class Claim(StrictModel):
     observe: Observation
     expect: dict[Identifier, Expectation] = Field(min_length=1)
     note: str = ""
+    role: Role = "paper"
+    quote_from: QuoteOrigin = "paper"
+
+    @model_validator(mode="after")
+    def _labelled(self):
+        if self.role == "diagnostic" and not self.note.strip():
+            raise PydanticCustomError("diagnostic_without_note", "a diagnostic claim needs a note saying what it "
+                                      "measures instead of the paper's claim, and which claim is the paper's")
+        if self.quote_from == "authors-readme" and "readme" not in self.source.lower():
+            raise PydanticCustomError("readme_quote_without_source", "a statement quoted from the authors' README "
+                                      "needs a source naming that README, not '{source}'", {"source": self.source})
+        return self
 
 
 class ClaimFile(StrictModel):
