@@ -86,6 +86,14 @@ def _final_allocation(result) -> list[float]:
     return [float(p) for p in result["adaptations"][-1]["allocation"]]
 
 
+AT_CAP_TOLERANCE = 1e-9
+
+
+def _at_cap(result) -> list[float]:
+    """1.0 where the client's final allocation is its capacity cap, else 0.0 (HAS-FL)."""
+    return [float(p >= cap - AT_CAP_TOLERANCE) for p, cap in zip(_final_allocation(result), result["caps"])]
+
+
 def _policy_sources(policy: str) -> list[str]:
     from methods.federated.registry import policy_sources
     return policy_sources(policy)
@@ -180,6 +188,8 @@ FEDERATED_TRAINING = ExperimentKind(
         "mean_width": ClientQuantity("mean width the client trained at over its rounds", _mean_width_of_client),
         "final_allocation": ClientQuantity("the client's allocation after the last adaptation step (HAS-FL)",
                                            _final_allocation),
+        "at_cap": ClientQuantity("1 if the client's allocation after the last adaptation step is its cap, else 0 "
+                                 "(HAS-FL; with clients_mean and a tier: the share of that tier at its cap)", _at_cap),
     },
     plots={
         "accuracy_curves": Plot("test accuracy per round, mean over seeds", _draw_accuracy),
