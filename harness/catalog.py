@@ -63,6 +63,10 @@ class Catalog:
                 return loaded
         raise KeyError(claim_id)
 
+    def evidence(self, claim_id: str) -> str:
+        """'empirical' or 'analytic': the evidence of the kind of experiment the claim reads."""
+        return self.specs[self.claim(claim_id).claim.experiment].kind.evidence
+
     def select(self, papers: Iterable[str] = (), pattern: str | None = None) -> list[LoadedClaim]:
         """Claims of the given papers (all if none) whose id matches a glob or regex pattern."""
         papers = set(papers)

@@ -1,6 +1,8 @@
 """Parameter and multiply-accumulate counts of (sub-)models."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import torch
 from torch import Tensor, nn
 from torch.utils.flop_counter import FlopCounterMode
@@ -35,11 +37,28 @@ def mac_count(module: nn.Module, example_input: Tensor) -> int:
 def cost_fractions(family: SliceableFamily, width: float,
                    example_input: Tensor) -> tuple[float, float]:
     """(params, MACs) of the width-``width`` prefix sub-model as fractions of the full model's."""
+    return width_cost_table(family, [width], example_input)[width]
+
+
+def width_cost_table(family: SliceableFamily, widths: Iterable[float],
+                     example_input: Tensor) -> dict[float, tuple[float, float]]:
+    """{width: (params, MACs) as fractions of the full model's} for each distinct width.
+
+    A width-p sub-model keeps ``kept_units(n, p)`` units of every group whichever units
+    (prefix, rolling window, random subset), so its size depends on the width alone;
+    widths that keep the same units share one count.
+    """
     full = family.build()
-    sub = family.build({g: kept_units(n, width) for g, n in family.groups.items()})
-    params = parameter_count(sub) / parameter_count(full)
-    macs = mac_count(sub, example_input) / mac_count(full, example_input)
-    return params, macs
+    full_params, full_macs = parameter_count(full), mac_count(full, example_input)
+    by_units: dict[tuple[tuple[str, int], ...], tuple[float, float]] = {}
+    table = {}
+    for width in sorted(set(widths)):
+        units = tuple(sorted((g, kept_units(n, width)) for g, n in family.groups.items()))
+        if units not in by_units:
+            sub = family.build(dict(units))
+            by_units[units] = (parameter_count(sub) / full_params, mac_count(sub, example_input) / full_macs)
+        table[width] = by_units[units]
+    return table
 
 
 def training_flops(module: nn.Module, inputs: Tensor, targets: Tensor) -> int:

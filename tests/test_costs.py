@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from methods.costs import cost_fractions, mac_count, parameter_count, training_flops
+from methods.costs import cost_fractions, mac_count, parameter_count, training_flops, width_cost_table
 from methods.models.conv import ConvFamily
 from methods.models.lstm import CharLSTMFamily
 
@@ -71,3 +71,16 @@ def test_training_flops_count_forward_and_backward_products() -> None:
     assert training_flops(layer, x, y) == 2 * (2 * 5 * 6 * 4)
     assert training_flops(layer, x.requires_grad_(True), y) == 3 * (2 * 5 * 6 * 4)
     assert layer.weight.grad is None
+
+
+def test_width_cost_table_counts_each_distinct_sub_model_once() -> None:
+    family = ConvFamily(3, 10, [16, 32, 64])
+    sample = torch.zeros(1, 3, 32, 32)
+    table = width_cost_table(family, [0.25, 0.5, 0.25, 1.0, 0.49], sample)
+    assert sorted(table) == [0.25, 0.49, 0.5, 1.0]
+    assert table[1.0] == (1.0, 1.0)
+    assert table[0.5] == cost_fractions(family, 0.5, sample)
+    assert table[0.49] == table[0.5]  # ceil(0.49 n) = ceil(0.5 n) units for n = 16, 32, 64
+    sub = family.build({g: -(-n // 4) for g, n in family.groups.items()})
+    assert table[0.25] == (parameter_count(sub) / parameter_count(family.build()),
+                           mac_count(sub, sample) / mac_count(family.build(), sample))

@@ -113,3 +113,23 @@ def test_parameter_counts_are_the_extractors_without_classifier():
     lite = backbones.get_backbone("efficientnet_lite0")
     assert backbones.parameter_count(lite) == sum(p.numel() for p in backbones.load_model(lite).parameters())
     assert backbones.parameter_count(backbones.get_backbone("resnet18")) == 11_689_512 - (512 * 1000 + 1000)
+
+
+def test_runner_from_images_meters_energy_and_the_fraction_saved_against_a_reference(context, fake_backbone):  # noqa: F811
+    metrics = KINDS["fedhenet"].metrics
+    avg = runner.run(_config(method="fedavg", rounds=2, pipeline="from_images"), 0, context)
+    assert avg["pipeline_energy_joules"] > 0 and avg["energy_source"] in ("rapl", "cpu-time-proxy")
+    assert avg["pipeline_cpu_seconds"] > 0
+    assert math.isnan(metrics["energy_saved_fraction"].compute(avg, None))
+
+    reference = {"pipeline_seconds": avg["pipeline_seconds"], "pipeline_energy_joules": avg["pipeline_energy_joules"]}
+    enc = runner.run(_config(encrypted=True, pipeline="from_images", reference=reference), 0, context)
+    assert metrics["energy_saved_fraction"].compute(enc, None) == \
+        1.0 - enc["pipeline_energy_joules"] / avg["pipeline_energy_joules"]
+    assert metrics["pipeline_seconds_saved_fraction"].compute(enc, None) == \
+        1.0 - enc["pipeline_seconds"] / avg["pipeline_seconds"]
+    with pytest.raises(ValueError, match="from images"):
+        _config(encrypted=True, reference=reference)
+    with pytest.raises(ValueError, match="not resolved"):
+        runner.run(_config(pipeline="from_images", reference={"pipeline_seconds": 1.0, "pipeline_energy_joules": {
+            "match": "fedavg", "metric": "pipeline_energy_joules"}}), 0, context)

@@ -3,7 +3,8 @@
 Every kind that declares per-client quantities also offers `clients_max`, `clients_min`,
 `clients_mean` and `clients_quantile`, each with `args: {quantity: <name>}`, optionally
 `tier: <cap>` (only the clients whose capacity cap p_max equals it) and, for the quantile,
-`q` in [0, 1]. "The largest allocation in the federation" is then
+`q` in [0, 1]; kinds with capacity caps also `clients_tier_ratio` (`args: {quantity, high, low}`:
+the quantity's mean over tier `high` divided by its mean over tier `low`). "The largest allocation in the federation" is then
 `{metric: clients_max, args: {quantity: final_allocation}}`.
 """
 from __future__ import annotations
@@ -52,6 +53,27 @@ def _compute(kind: ExperimentKind, reduce: Callable[[np.ndarray, float], float])
     return compute
 
 
+def _tier_ratio_args(kind: ExperimentKind) -> type[StrictModel]:
+    names = tuple(kind.client_quantities)
+    tier = (float, Field(gt=0.0, le=1.0))
+    return create_model(f"{kind.name}_clients_tier_ratio_args", __base__=StrictModel,
+                        quantity=(Literal[names], ...), high=tier, low=tier)  # type: ignore[valid-type]
+
+
+def _tier_ratio(kind: ExperimentKind):
+    def compute(result, args) -> float:
+        values = np.asarray(kind.client_quantities[args.quantity].compute(result), dtype=float)
+        caps = np.asarray(kind.client_quantities[TIER_QUANTITY].compute(result), dtype=float)
+        means = []
+        for tier in (args.high, args.low):
+            in_tier = values[np.isclose(caps, tier) & np.isfinite(values)]
+            if in_tier.size == 0:
+                return math.nan  # no client of that tier in this run: the claim is INCONCLUSIVE there
+            means.append(float(in_tier.mean()))
+        return means[0] / means[1] if means[1] != 0 else math.nan
+    return compute
+
+
 def with_client_aggregates(kind: ExperimentKind) -> ExperimentKind:
     """The kind with the aggregate metrics added (unchanged if it has no per-client quantities)."""
     if not kind.client_quantities:
@@ -62,5 +84,9 @@ def with_client_aggregates(kind: ExperimentKind) -> ExperimentKind:
         q = ", q" if name == "clients_quantile" else ""
         added[name] = Metric(f"{what} of a per-client quantity over the clients (args: quantity{tier}{q})",
                              _compute(kind, reduce), args=_args_model(kind, name == "clients_quantile"))
+    if TIER_QUANTITY in kind.client_quantities:
+        added["clients_tier_ratio"] = Metric("mean of a per-client quantity over the clients of capacity tier `high` "
+                                             "divided by its mean over tier `low` (args: quantity, high, low)",
+                                             _tier_ratio(kind), args=_tier_ratio_args(kind))
     return dataclasses.replace(kind, metrics={**kind.metrics, **added})
 

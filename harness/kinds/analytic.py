@@ -43,6 +43,7 @@ def _draw_allocation(ax, results_by_variant, labels):
 
 ALLOCATION_RULE = ExperimentKind(
     name="allocation_rule",
+    evidence="analytic",
     description="Sweep of Eq. 6 over the relative estimate H~/H-bar for one capacity tier.",
     runner="harness.runners.allocation_rule",
     metrics={
@@ -66,6 +67,7 @@ def _allocation_of(result, args: ClientArg) -> float:
 
 ALLOCATION_EXAMPLE = ExperimentKind(
     name="allocation_example",
+    evidence="analytic",
     description="Eq. 6 followed by the coverage guarantee on a stated federation.",
     runner="harness.runners.allocation_example",
     metrics={"allocation": Exact("allocation of one client after the rule and the guarantee",
@@ -96,6 +98,7 @@ def _draw_cost_curves(ax, results_by_variant, labels):
 
 SUBMODEL_COST = ExperimentKind(
     name="submodel_cost",
+    evidence="analytic",
     description="Parameter and MAC fractions of prefix sub-models at given widths.",
     runner="harness.runners.submodel_cost",
     metrics={
@@ -138,6 +141,7 @@ def _draw_coverage(ax, results_by_variant, labels):
 
 MASK_COVERAGE = ExperimentKind(
     name="mask_coverage",
+    evidence="analytic",
     description="Rounds until every index group is kept m times, per extraction scheme.",
     runner="harness.runners.mask_coverage",
     metrics={

@@ -5,7 +5,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -73,6 +73,12 @@ class Plot:
     draw: Callable[..., None]
 
 
+Evidence = Literal["empirical", "analytic"]
+"""`empirical`: the runs train models (or time real pipelines) and their numbers depend on that
+training; `analytic`: the runs compute a rule, a count or a coverage without training anything,
+so their records are the same at every profile that resolves to the same config."""
+
+
 @dataclass(frozen=True)
 class ExperimentKind:
     """A kind of experiment: the module that runs it and how its records are read.
@@ -86,6 +92,8 @@ class ExperimentKind:
     description: str
     runner: str
     metrics: Mapping[str, Metric]
+    evidence: Evidence
+    """What a claim on this kind's records rests on (see `Evidence`)."""
     client_quantities: Mapping[str, ClientQuantity] = field(default_factory=dict)
     plots: Mapping[str, Plot] = field(default_factory=dict)
     datasets: Callable[[BaseModel], list[str]] = lambda config: []

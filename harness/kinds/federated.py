@@ -6,6 +6,8 @@ import statistics
 
 import numpy as np
 
+from harness.kinds import federated_adaptation as adaptation
+from harness.kinds import federated_updates as updates
 from harness.kinds.base import ClientQuantity, ExperimentKind, Metric, Plot
 
 
@@ -23,15 +25,18 @@ SMOOTHING_FRACTION = 0.1
 """The smoothed accuracy curve averages the evaluations of the last 10% of rounds at every point."""
 
 
-def _smoothed_accuracies(result) -> list[float]:
-    """At each evaluation, the mean accuracy (%) over the evaluations of the preceding 10% of rounds.
+def _smoothed(result, points: list[tuple[int, float]]) -> list[float]:
+    """At each evaluation, the mean value over the evaluations of the preceding 10% of rounds.
 
     Under non-IID partial participation the global model swings from round to round with the
     clients that trained it last (several points at L = 2); the window averages over those draws.
     """
-    points = _accuracies(result)
     window = max(1, round(SMOOTHING_FRACTION * result["config"]["rounds"]))
     return [float(np.mean([a for t2, a in points if t - window < t2 <= t])) for t, _ in points]
+
+
+def _smoothed_accuracies(result) -> list[float]:
+    return _smoothed(result, _accuracies(result))
 
 
 def _end_accuracy(result, args) -> float:
@@ -57,6 +62,22 @@ def _losses(result) -> list[float]:
 def _final_loss(result, args) -> float:
     losses = _losses(result)
     return losses[-1] if losses else math.nan
+
+
+def _smoothed_losses(result) -> list[float]:
+    points = [(r["round"], math.nan if r["test_loss"] is None else r["test_loss"])
+              for r in result["history"] if r["test_accuracy"] is not None]
+    return _smoothed(result, points)
+
+
+def _end_loss(result, args) -> float:
+    smoothed = _smoothed_losses(result)
+    return smoothed[-1] if smoothed else math.nan
+
+
+def _loss_rise_after_min(result, args) -> float:
+    smoothed = _smoothed_losses(result)
+    return smoothed[-1] - min(smoothed) if smoothed else math.nan
 
 
 def _mean_capacity(result, args) -> float:
@@ -93,6 +114,14 @@ STATIC_POLICIES = ("full", "heterofl", "fjord", "uniform")
 def _allocation_is_static(config) -> bool:
     """Widths, coverage and unit counts then do not depend on any floating-point kernel."""
     return config["federation"]["policy"] in STATIC_POLICIES
+
+
+AT_CAP_TOLERANCE = 1e-9
+
+
+def _at_cap(result) -> list[float]:
+    """1.0 where the client's final allocation is its capacity cap, else 0.0 (HAS-FL)."""
+    return [float(p >= cap - AT_CAP_TOLERANCE) for p, cap in zip(_final_allocation(result), result["caps"])]
 
 
 def _policy_sources(policy: str) -> list[str]:
@@ -152,6 +181,7 @@ def _draw_allocations(ax, results_by_variant, labels):
 
 FEDERATED_TRAINING = ExperimentKind(
     name="federated_training",
+    evidence="empirical",
     description="Federated (sub-)model training with a composed allocation policy, local objective and aggregator.",
     runner="harness.runners.federated",
     metrics={
@@ -166,6 +196,11 @@ FEDERATED_TRAINING = ExperimentKind(
         "final_loss": Metric("test cross-entropy at the last evaluation", _final_loss),
         "min_loss": Metric("lowest test cross-entropy over the evaluations",
                            lambda r, a: float(np.nanmin(_losses(r))) if _losses(r) else math.nan),
+        "end_loss": Metric("test cross-entropy at the end of training, averaged over the evaluations of the last "
+                           "10% of rounds", _end_loss),
+        "loss_rise_after_min": Metric("end value of the smoothed test-loss curve (mean over a window of 10% of the "
+                                      "rounds) minus its minimum: 0 when the loss falls to the very end",
+                                      _loss_rise_after_min),
         "mean_capacity": Metric("mean over rounds of the participants' mean width", _mean_capacity,
                                 numerics_invariant=_allocation_is_static),
         "diverged": Metric("1 if a loss or parameter became non-finite, else 0", lambda r, a: float(r["diverged"])),
@@ -181,6 +216,24 @@ FEDERATED_TRAINING = ExperimentKind(
                                          numerics_invariant=_allocation_is_static),
         "unit_count_cv": Metric("coefficient of variation of per-unit update counts (evenness of training)",
                                 _unit_count_cv, numerics_invariant=_allocation_is_static),
+        "compute_reduction": Metric("full model's MACs over the mean MACs of a client's sub-model per client-round "
+                                    "(how many times less computation a participant does than at full width)",
+                                    updates.compute_reduction, numerics_invariant=_allocation_is_static),
+        "upload_reduction": Metric("full model's coordinates over the mean size of a client's update per "
+                                   "client-round (how many times less a participant uploads than at full width)",
+                                   updates.upload_reduction, numerics_invariant=_allocation_is_static),
+        "final_untrained_unit_fraction": Metric(
+            "mean over sliced layers of the share of units outside the largest final allocation (HAS-FL, nested "
+            "sub-models): the channels no client's final sub-model holds", adaptation.final_untrained_unit_fraction),
+        "h_bar_cycle_peak": Metric("mean over complete normalisation cycles of the largest H-bar (mean of H~, "
+                                   "before rescaling) in the cycle (HAS-FL, Figure 4)", adaptation.h_bar_cycle_peak),
+        "h_bar_rise_fraction": Metric("share of adaptation steps at which H-bar rose from its value after the "
+                                      "previous step, 1 after a rescaling (HAS-FL, Figure 4)",
+                                      adaptation.h_bar_rise_fraction),
+        "allocation_mean_lowest": Metric("lowest mean allocation over the clients across adaptation steps (HAS-FL)",
+                                         adaptation.allocation_mean_lowest),
+        "allocation_mean_highest": Metric("highest mean allocation over the clients across adaptation steps "
+                                          "(HAS-FL)", adaptation.allocation_mean_highest),
     },
     client_quantities={
         "h_tilde": ClientQuantity("final smoothed heterogeneity estimate H~ (HAS-FL)", _h_tilde),
@@ -191,6 +244,13 @@ FEDERATED_TRAINING = ExperimentKind(
                                      numerics_invariant=_allocation_is_static),
         "final_allocation": ClientQuantity("the client's allocation after the last adaptation step (HAS-FL)",
                                            _final_allocation),
+        "mean_update_norm": ClientQuantity("L2 norm of the client's update over the coordinates it trained, mean "
+                                           "over the rounds it took part in", updates.mean_update_norm),
+        "mean_update_size": ClientQuantity("number of global coordinates the client's update holds (its upload), "
+                                           "mean over the rounds it took part in", updates.mean_update_size,
+                                           numerics_invariant=_allocation_is_static),
+        "at_cap": ClientQuantity("1 if the client's allocation after the last adaptation step is its cap, else 0 "
+                                 "(HAS-FL; with clients_mean and a tier: the share of that tier at its cap)", _at_cap),
     },
     plots={
         "accuracy_curves": Plot("test accuracy per round, mean over seeds", _draw_accuracy),

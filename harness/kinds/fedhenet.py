@@ -30,6 +30,15 @@ def _coordinator(key: str):
     return compute
 
 
+def _coordinator_learns(read):
+    """A number from what the coordinator recovered of the clients (cached-features FedHENet runs with the
+    logistic weighting); NaN for other runs."""
+    def compute(result, args) -> float:
+        learned = result.get("coordinator_learns")
+        return math.nan if learned is None else float(read(learned))
+    return compute
+
+
 def _payload_ratio(result, args) -> float:
     if result["method"] != "fedhenet" or not result["encrypted"]:
         return math.nan
@@ -83,6 +92,7 @@ def _draw_pipeline_seconds(ax, results_by_variant, labels):
 
 FEDHENET = ExperimentKind(
     name="fedhenet",
+    evidence="empirical",
     description="FedHENet (frozen backbone, closed-form ROLANN output layer, optional CKKS aggregation) or a "
                 "last-layer FedAvg/FedProx baseline, on cached features or as each method's whole pipeline "
                 "from images.",
@@ -143,6 +153,31 @@ FEDHENET = ExperimentKind(
             "and the test set once, then runs its round; the baselines run the frozen backbone on every batch "
             "of every local epoch of every round and on the test set at every evaluation (backbone loading "
             "excluded); NaN for cached-features runs", _field("pipeline_seconds"), unit="s", varies=True),
+        "pipeline_energy_joules": Metric(
+            "energy of the method's whole pipeline from images (methods.energy: RAPL package counters where "
+            "readable, else a proxy, the process's CPU seconds at an assumed 10 W per busy core; the record's "
+            "energy_source says which); NaN for cached-features runs", _field("pipeline_energy_joules"), unit="J",
+            varies=True),
+        "pipeline_cpu_seconds": Metric("CPU seconds of the process over the whole pipeline from images (all its "
+                                       "threads)", _field("pipeline_cpu_seconds"), unit="s", varies=True),
+        "energy_saved_fraction": Metric(
+            "1 - this pipeline's energy / its reference pipeline's (config `reference`: another variant, same seed "
+            "and profile); NaN without a reference", _field("energy_saved_fraction"), varies=True),
+        "pipeline_seconds_saved_fraction": Metric(
+            "1 - this pipeline's seconds / its reference pipeline's (config `reference`); NaN without a reference",
+            _field("pipeline_seconds_saved_fraction"), varies=True),
+        "coordinator_recovers_client_moments": Metric(
+            "1 if the coordinator, from the plaintext U_k S_k alone, recovered every client's sample count, feature "
+            "mean and second-moment matrix to relative error 1e-6 (checked against the client's own features), "
+            "else 0; FedHENet runs on cached features, logistic weighting",
+            _coordinator_learns(lambda learned: learned["recovers_client_moments"])),
+        "coordinator_moment_relative_error": Metric(
+            "largest relative error over clients of the coordinator's recovered sample count, feature mean and "
+            "second moments", _coordinator_learns(lambda learned: max(learned["relative_error"].values()))),
+        "coordinator_label_inference_accuracy": Metric(
+            "share of clients whose majority class the coordinator names from its recovered feature mean, as the "
+            "nearest class mean of public labelled features (the run's test images)",
+            _coordinator_learns(lambda learned: learned["label_inference_accuracy"])),
         "feature_seconds": Metric("seconds to obtain the cached features (extraction, or a cache read)",
                                   _field("feature_seconds"), unit="s", varies=True),
         "coordinator_holds_secret_key": Metric(

@@ -43,6 +43,7 @@ def _draw_ratio_curves(ax, results_by_variant, labels):
 # between runs with the encryption's own randomness (not the seed), hence varies=True.
 FEDHENET_PAYLOAD = ExperimentKind(
     name="fedhenet_payload",
+    evidence="analytic",
     description="One FedHENet client upload with M in plaintext or CKKS-encrypted (real ciphertexts), U S "
                 "counted as (D+1) x min(n_k, D+1) values, over feature dimensions D and sample counts n_k.",
     runner="harness.runners.fedhenet_payload",

@@ -19,7 +19,7 @@ class Config(BaseModel):
 
     p_max: float = Field(gt=0.0, le=1.0)
     p_min: float = Field(0.4, gt=0.0, le=1.0)
-    gamma: float = Field(0.25, gt=0.0)
+    gamma: float = Field(0.25, ge=0.0, description="0 gives every estimate the same width (§3.3)")
     federation_size: int = Field(20, ge=2)
     ratio_max: float = Field(5.0, gt=0.0)
     ratio_step: float = Field(0.001, gt=0.0)

@@ -12,8 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from harness.datasets.locations import DataLocations
 from harness.datasets.registry import load_dataset
 from harness.runners.context import RunContext, derive_seed
-from harness.runners.model_config import CharLSTMModel, ImageModel, ModelConfig, build_model_family
+from harness.runners.model_config import (CharLSTMModel, ImageModel, ModelConfig, build_model_family,
+                                          example_input)
 from harness.runners.references import MetricOf
+from methods.costs import width_cost_table
 from methods.federated import (ClientData, FederatedDataset, FederationConfig, draw_capacity_caps,
                                equal_share_caps, run_federation)
 from methods.partition import (client_tv_distances, dirichlet_partition, iid_partition,
@@ -165,6 +167,13 @@ def _text_federation(config: Config, seed: int, locations: DataLocations):
     return FederatedDataset(clients, test, None, len(data.vocab)), tv, data.fingerprint
 
 
+def _width_costs(family, model: ModelConfig, history) -> list[dict]:
+    """Parameter and MAC fractions of the full model at every width a client trained at in the run."""
+    widths = {width for record in history for width in record.widths}
+    table = width_cost_table(family, widths, example_input(model))
+    return [{"width": w, "param_fraction": params, "mac_fraction": macs} for w, (params, macs) in table.items()]
+
+
 def run(config: Config, seed: int, context: RunContext) -> dict:
     locations = DataLocations(context.data_dir, context.cache_dir, context.download)
     build = _text_federation if config.data.name == "shakespeare" else _image_federation
@@ -187,6 +196,7 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
     result = run_federation(family, federated.to(context.device), federation, caps, seed,
                             device=context.device, on_round=progress, oracle_tv=tv)
     record = result.to_dict()
+    record["width_costs"] = _width_costs(family, config.model, result.history)
     record["tv_distance"] = [float(t) for t in tv]
     record["client_sizes"] = [len(c) for c in federated.clients]
     record["test_size"] = len(federated.test)

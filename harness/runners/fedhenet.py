@@ -13,6 +13,12 @@ One run = one method on one partition of (a subset of) CIFAR-10, in one of two p
 - `from_images`: each method's whole pipeline from decoded images, as the FedHENet repository
   runs it (methods.fedhenet.pipeline): `pipeline_seconds` includes FedHENet's one extraction
   pass, and the baselines' backbone pass on every batch of every local epoch of every round.
+  The pipeline's energy is metered around the same call (methods.energy: RAPL where readable,
+  else CPU seconds at a stated power, labelled `energy_source`); with a `reference` (another
+  variant's pipeline seconds and energy, same seed) the run records the fractions it saved.
+
+Cached-features FedHENet runs also record what the coordinator learns from the plaintext
+U_k S_k (methods.fedhenet.leakage), checked against the clients' own features.
 
 Baseline records also count the bytes a full-network FedAvg would exchange (the backbone's
 parameters + the head, float32, down and up, every client, every round).
@@ -33,7 +39,9 @@ from harness.datasets.registry import load_dataset
 from harness.runners import fedhenet_caches as caches
 from harness.runners.ckks_config import CkksConfig
 from harness.runners.context import RunContext, derive_seed
-from methods.fedhenet import rolann
+from harness.runners.references import MetricOf
+from methods.energy import EnergyMeter, EnergyReading
+from methods.fedhenet import leakage, rolann
 from methods.fedhenet.backbones import Backbone, get_backbone, load_model, parameter_count
 from methods.fedhenet.baselines import LinearFLConfig, LinearFLResult, exchanged_bytes, run_linear_fl
 from methods.fedhenet.pipeline import fedhenet_from_images, linear_fl_from_images
@@ -70,6 +78,15 @@ class PartitionConfig(BaseModel):
         return self
 
 
+class PipelineReference(BaseModel):
+    """Another variant's whole-pipeline cost in the same seed and profile (planning fills in the
+    numbers from its record), to which this run's saving is measured."""
+
+    model_config = ConfigDict(extra="forbid")
+    pipeline_seconds: float | MetricOf
+    pipeline_energy_joules: float | MetricOf
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
     data: DataConfig = DataConfig()
@@ -88,11 +105,15 @@ class Config(BaseModel):
     pipeline: Literal["cached_features", "from_images"] = Field(
         "cached_features", description="cached_features: every method trains on memoised backbone features "
         "(extraction timed apart); from_images: each method's whole pipeline from decoded images, timed")
+    reference: PipelineReference | None = Field(
+        None, description="from_images only: the pipeline this run's time and energy savings are measured against")
 
     @model_validator(mode="after")
     def _consistent(self):
         if self.encrypted and self.method != "fedhenet":
             raise ValueError("only the fedhenet method has an encrypted variant")
+        if self.reference is not None and self.pipeline != "from_images":
+            raise ValueError("a reference pipeline is compared only from images (pipeline: from_images)")
         return self
 
 
@@ -184,6 +205,29 @@ def _baseline_fields(out: LinearFLResult, config: Config, backbone: Backbone, fe
     }
 
 
+def _coordinator_learns(client_f: list[np.ndarray], client_y: list[np.ndarray], test_f: np.ndarray,
+                        data: _Subset) -> dict:
+    """What the coordinator recovers from the plaintext U_k S_k each client sent (recomputed here as
+    the clients computed them), checked against the clients' own features (methods.fedhenet.leakage)."""
+    held = [(f, y) for f, y in zip(client_f, client_y) if len(y)]
+    uploads = [rolann.client_statistics(f, y, data.num_classes, "logistic").US for f, y in held]
+    return leakage.coordinator_learns(uploads, [f for f, _ in held], [y for _, y in held], test_f, data.test_y,
+                                      data.num_classes)
+
+
+def _energy_fields(reading: EnergyReading, reference: PipelineReference | None, seconds: float) -> dict:
+    """The pipeline's metered energy and, against a reference pipeline, the fractions of its time and
+    energy saved."""
+    fields = {"pipeline_energy_joules": reading.joules, "energy_source": reading.source,
+              "pipeline_cpu_seconds": reading.cpu_seconds}
+    if reference is not None:
+        if isinstance(reference.pipeline_seconds, MetricOf) or isinstance(reference.pipeline_energy_joules, MetricOf):
+            raise ValueError("reference pipeline was not resolved before the run")
+        fields["pipeline_seconds_saved_fraction"] = 1.0 - seconds / reference.pipeline_seconds
+        fields["energy_saved_fraction"] = 1.0 - reading.joules / reference.pipeline_energy_joules
+    return fields
+
+
 def _on_cached_features(config: Config, seed: int, context: RunContext, data: _Subset,
                         parts: list[np.ndarray], record: dict) -> dict:
     folder = Path(context.cache_dir) / "features"
@@ -209,6 +253,8 @@ def _on_cached_features(config: Config, seed: int, context: RunContext, data: _S
 
     out = run_fedhenet(client_f, client_y, test_f, data.test_y, data.num_classes, **_protocol_options(config))
     fields = _fedhenet_fields(out, config.encrypted)
+    if config.weighting == "logistic":
+        record["coordinator_learns"] = _coordinator_learns(client_f, client_y, test_f, data)
     w = out["weights"]
     pooled = np.sort(np.concatenate([p for p in parts if len(p)]))
     t = time.perf_counter()
@@ -244,16 +290,20 @@ def _from_images(config: Config, seed: int, context: RunContext, data: _Subset,
     context.progress(0.1, f"{config.method} from images")
 
     if config.method != "fedhenet":
-        out = linear_fl_from_images(backbone, model, client_x, client_y, data.test_x, data.test_y,
-                                    data.num_classes, _baseline_config(config, seed), context.device)
+        with EnergyMeter() as meter:
+            out = linear_fl_from_images(backbone, model, client_x, client_y, data.test_x, data.test_y,
+                                        data.num_classes, _baseline_config(config, seed), context.device)
         record.update(_baseline_fields(out, config, backbone, backbone.feature_dim, len(parts), data.num_classes),
                       pipeline_seconds=out.wall_seconds)
+        record.update(_energy_fields(meter.reading, config.reference, out.wall_seconds))
         return record
 
-    out = fedhenet_from_images(backbone, model, client_x, client_y, data.test_x, data.test_y, data.num_classes,
-                               batch_size=config.batch_size, device=context.device, **_protocol_options(config))
+    with EnergyMeter() as meter:
+        out = fedhenet_from_images(backbone, model, client_x, client_y, data.test_x, data.test_y, data.num_classes,
+                                   batch_size=config.batch_size, device=context.device, **_protocol_options(config))
     fields = _fedhenet_fields(out, config.encrypted)
     total = out["pipeline_seconds"]
+    record.update(_energy_fields(meter.reading, config.reference, total))
     record.update(fields, pipeline_seconds=total, extraction_seconds=out["extraction_seconds"],
                   pipeline_he_fraction=out["he_seconds"] / total,
                   pipeline_he_fraction_with_context=fields["he_with_context_seconds"] / total,

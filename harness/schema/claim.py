@@ -280,6 +280,15 @@ Expectation = Annotated[
 ClaimId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 
 
+Role = Literal["paper", "diagnostic"]
+"""`paper`: the claim checks what the paper states. `diagnostic`: a second, labelled measurement
+that is not the paper's claim (another denominator, this implementation's message, cached
+features), kept to explain a paper claim's verdict and counted apart from the paper's claims."""
+
+QuoteOrigin = Literal["paper", "authors-readme"]
+"""Where `statement` is quoted from: the paper itself, or the authors' repository README."""
+
+
 class Claim(StrictModel):
     id: ClaimId
     statement: Annotated[str, Field(min_length=10)]
@@ -291,6 +300,18 @@ class Claim(StrictModel):
     family: Identifier | None = None
     """Claims of one file naming the same family test one relation several ways: their
     rejections are corrected together (Holm across the family)."""
+    role: Role = "paper"
+    quote_from: QuoteOrigin = "paper"
+
+    @model_validator(mode="after")
+    def _labelled(self):
+        if self.role == "diagnostic" and not self.note.strip():
+            raise PydanticCustomError("diagnostic_without_note", "a diagnostic claim needs a note saying what it "
+                                      "measures instead of the paper's claim, and which claim is the paper's")
+        if self.quote_from == "authors-readme" and "readme" not in self.source.lower():
+            raise PydanticCustomError("readme_quote_without_source", "a statement quoted from the authors' README "
+                                      "needs a source naming that README, not '{source}'", {"source": self.source})
+        return self
 
 
 class ClaimFile(StrictModel):

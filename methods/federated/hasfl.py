@@ -22,7 +22,8 @@ class HasflPolicy(AllocationPolicy):
     re-allocates every client with Eq. 6 (then the coverage guarantee, if enabled); the new
     allocation holds from the next round on. H̃ is rescaled to unit mean after every completed
     round count c >= t_warm with c % t_norm == 0 (after that round's estimate update, before its
-    re-allocation, which the rescaling does not change).
+    re-allocation, which the rescaling does not change). Each adaptation records H-bar, the mean
+    of H̃ after that round's estimate update and before any rescaling (Figure 4's sawtooth).
     """
 
     def __init__(self, caps: np.ndarray, *, p_min: float, gamma: float, beta: float,
@@ -52,6 +53,7 @@ class HasflPolicy(AllocationPolicy):
             for update in updates:
                 h_hat.append(divergence_estimate(update.delta, update.mask, aggregate, self.epsilon))
                 self.estimator.observe(update.client, h_hat[-1])
+        h_bar = float(self.estimator.h_tilde.mean())  # Figure 4's H-bar, before any rescaling
         rescaled = completed % self.t_norm == 0
         if rescaled:
             self.estimator.rescale()
@@ -67,6 +69,7 @@ class HasflPolicy(AllocationPolicy):
             "clients": [u.client for u in updates],
             "h_hat": h_hat,
             "rescaled": rescaled,
+            "h_bar": h_bar,
             "h_tilde": self.estimator.h_tilde.tolist(),
             "allocation": allocation.tolist(),
         })

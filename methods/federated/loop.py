@@ -20,6 +20,7 @@ from methods.federated.results import FederationResult, RoundRecord
 from methods.federated.round_training import train_round
 from methods.federated.seeding import numpy_rng, torch_generator
 from methods.federated.submodel import ModuleCache, Params, SubmodelView, load_params
+from methods.federated.update_statistics import update_statistics
 from methods.models.slicing import SliceableFamily
 
 __all__ = ["FederationConfig", "FederationResult", "RoundRecord", "initial_params",
@@ -126,6 +127,7 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
 
         record = RoundRecord(t, sampled, [widths[i] for i in sampled],
                              float(np.mean([widths[i] for i in sampled])), lr, _mean_loss(losses))
+        record.update_norms, record.update_sizes = update_statistics(updates)
         if diverged or _should_evaluate(cfg, t):
             model = modules.get(family.groups)
             load_params(model, global_params)

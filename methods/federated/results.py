@@ -28,7 +28,8 @@ def json_safe(value: Any) -> Any:
 
 @dataclass
 class RoundRecord:
-    """One round: who trained at which width, training loss, and the evaluation if there was one."""
+    """One round: who trained at which width, training loss, each update's norm and size, and the
+    evaluation if there was one."""
 
     round: int
     clients: list[int]
@@ -38,6 +39,10 @@ class RoundRecord:
     train_loss: float
     test_accuracy: float | None = None
     test_loss: float | None = None
+    update_norms: list[float] = field(default_factory=list)
+    """Each client's update L2 norm over the coordinates it trained, in the order of `clients`."""
+    update_sizes: list[int] = field(default_factory=list)
+    """Each client's update size: the number of global coordinates it trained (its upload)."""
 
 
 @dataclass
