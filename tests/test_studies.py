@@ -26,6 +26,7 @@ from harness.trend import AWAY, FLAT, INSIDE, TOWARD, Band, fit_trend, heading
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = Path(__file__).resolve().parent / "data" / "study-project"
+"""A claim file and a spec, kept out of any claims/ folder so that the claims plugin does not collect them."""
 POINTS = [4, 8, 16, 32]
 
 
@@ -35,8 +36,11 @@ def _quiet() -> Console:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    shutil.copytree(TINY, tmp_path / "project")
-    return tmp_path / "project"
+    root = tmp_path / "project"
+    for folder, name in (("claims", "tiny-claims.yaml"), ("specs", "tiny-coverage-spec.yaml")):
+        (root / folder).mkdir(parents=True)
+        shutil.copy(TINY / name, root / folder / name)
+    return root
 
 
 @pytest.fixture
