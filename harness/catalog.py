@@ -5,7 +5,6 @@ each names its file, line and field and, for a misspelling, the closest valid na
 """
 from __future__ import annotations
 
-import copy
 import math
 import re
 from collections.abc import Iterable
@@ -15,12 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from harness.configs import deep_merge, resolved_config  # noqa: F401 (deep_merge: part of this module's API)
 from harness.errors import Problem, SpecError, closest, did_you_mean, format_field
 from harness.kinds import KINDS
 from harness.kinds.base import ExperimentKind
 from harness.schema import claim as claim_schema
 from harness.schema.claim import Claim, ClaimFile
 from harness.schema.spec import ExperimentSpec
+from harness.studies import LoadedStudy, load_studies
 from harness.yamlsource import Document, load_document
 
 TAGS = set(claim_schema.OBSERVATION_KEYS) | set(claim_schema.EXPECTATION_KEYS)
@@ -56,6 +57,7 @@ class Catalog:
     specs: dict[str, LoadedSpec] = field(default_factory=dict)
     claims: list[LoadedClaim] = field(default_factory=list)
     papers: dict[str, ClaimFile] = field(default_factory=dict)
+    studies: dict[str, LoadedStudy] = field(default_factory=dict)
 
     def claim(self, claim_id: str) -> LoadedClaim:
         for loaded in self.claims:
@@ -66,6 +68,11 @@ class Catalog:
     def evidence(self, claim_id: str) -> str:
         """'empirical' or 'analytic': the evidence of the kind of experiment the claim reads."""
         return self.specs[self.claim(claim_id).claim.experiment].kind.evidence
+
+    def study(self, name: str) -> LoadedStudy:
+        if name not in self.studies:
+            raise ValueError(f"unknown study {name!r}{did_you_mean(name, self.studies)}")
+        return self.studies[name]
 
     def select(self, papers: Iterable[str] = (), pattern: str | None = None) -> list[LoadedClaim]:
         """Claims of the given papers (all if none) whose id matches a glob or regex pattern."""
@@ -79,25 +86,6 @@ def _glob_to_regex(pattern: str) -> str:
     if any(ch in pattern for ch in "*?") and not any(ch in pattern for ch in "^$()|+\\"):
         return "^" + re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".") + "$"
     return pattern
-
-
-def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """Recursively merged copy; mappings merge key by key, anything else is replaced."""
-    merged = copy.deepcopy(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
-
-
-def resolved_config(spec: ExperimentSpec, variant: str, profile: str) -> dict[str, Any]:
-    """base config <- profile overrides <- variant config <- profile's override of that variant."""
-    prof = spec.profiles[profile]
-    config = deep_merge(spec.config, prof.overrides)
-    config = deep_merge(config, spec.variants[variant].config)
-    return deep_merge(config, prof.variant_overrides.get(variant, {}))
 
 
 # --- pydantic errors -> problems ------------------------------------------------
@@ -515,9 +503,10 @@ def load_catalog(claims_dir: Path, specs_dir: Path, root: Path | None = None) ->
     specs = load_specs(specs_dir, root, problems)
     spec_ids = set(specs) | _declared_experiment_ids(specs_dir)
     claims, papers = load_claims(claims_dir, root, specs, spec_ids, problems)
+    studies = load_studies(specs, claims, _declared_claim_ids(claims_dir), problems)
     if problems:
         raise SpecError(problems)
-    return Catalog(specs, claims, papers)
+    return Catalog(specs, claims, papers, studies)
 
 
 def _declared_experiment_ids(specs_dir: Path) -> set[str]:
@@ -529,4 +518,14 @@ def _declared_experiment_ids(specs_dir: Path) -> set[str]:
                               file.read_text(encoding="utf-8"), re.M)
             if match:
                 ids.add(match.group(1))
+    return ids
+
+
+def _declared_claim_ids(claims_dir: Path) -> set[str]:
+    """Claim ids of claim files, even invalid ones, to tell 'unknown' from 'broken'."""
+    ids = set()
+    if claims_dir.is_dir():
+        for file in claims_dir.glob("*.yaml"):
+            ids.update(re.findall(r"""^\s*-?\s*id:\s*["']?([a-z0-9][a-z0-9._-]*)["']?\s*(?:#.*)?$""",
+                                  file.read_text(encoding="utf-8", errors="replace"), re.M))
     return ids

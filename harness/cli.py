@@ -87,12 +87,17 @@ def cmd_plan(args) -> int:
     from harness.fetching import survey_data
     from harness.planning import datasets_needed, plan
     from harness.store import ResultStore
+    from harness.planning import variants_needed
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
-    profiles = args.profile or [DEFAULT_PROFILE]
+    profiles, variants_for = args.profile or [DEFAULT_PROFILE], variants_needed
+    if args.study:
+        chosen = catalog.study(args.study).select(_point_values(args.point))
+        claims = [c for c in claims if c.id in chosen.claim_ids]
+        profiles, variants_for = chosen.profiles, chosen.variants_for
     store = ResultStore(settings.store_dir)
-    data = survey_data(datasets_needed(catalog, claims, profiles), settings)
-    requests, waiting = plan(catalog, claims, profiles, settings, store, data.fingerprints)
+    data = survey_data(datasets_needed(catalog, claims, profiles, variants_for), settings)
+    requests, waiting = plan(catalog, claims, profiles, settings, store, data.fingerprints, variants_for)
     for request in requests:
         state = "stored" if store.reusable(request.key) else "to run"
         print(f"{request.key[:16]}  {state:7}  {request.label}")
@@ -101,6 +106,44 @@ def cmd_plan(args) -> int:
     print(f"{len(requests)} runs" + (f", and {waiting} that wait for their records" if waiting else "")
           + (" (keys of runs on data not fetched yet change once it is)" if data.problems else ""))
     return 0
+
+
+def _point_values(texts: list[str]) -> list:
+    """Axis values as typed on the command line ('320', '0.5') read as YAML scalars."""
+    import yaml
+    return [yaml.safe_load(text) for text in texts]
+
+
+def _study_options(parser: argparse.ArgumentParser, required: bool) -> None:
+    if required:
+        parser.add_argument("study", help="a study declared in a spec's `studies`")
+    else:
+        parser.add_argument("--study", help="the runs of this scale study's claims at its points (instead of --profile)")
+    parser.add_argument("--point", action="append", default=[], help="only this point of the study's axis (repeatable)")
+
+
+def cmd_study(args) -> int:
+    """Run (or, with --from-store, read) one scale study and write its reading."""
+    import json
+
+    from harness.report.studies import read_outcome
+    from harness.report.terminal import print_verdicts
+    from harness.store import json_safe
+    settings = _settings(args)
+    outcome = verify(settings, args.paper, args.claim, run=not args.from_store, console=console,
+                     study=args.study, points=_point_values(args.point))
+    print_verdicts(outcome.verdicts, console)
+    console.print(outcome.execution.text())
+    out = Path(args.output or f"studies/{args.study}").resolve()
+    reading = read_outcome(outcome, args.study, out / "figures")
+    markdown, data = out / "STUDY.md", out / "study.json"
+    markdown.write_text("\n".join(reading.markdown(out, heading="#")) + "\n", encoding="utf-8")
+    data.write_text(json.dumps(json_safe(reading.to_dict()), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    for claim in reading.claims:
+        for trend in claim.trends:
+            console.print(f"{claim.claim}: {trend.label}: {trend.text}")
+    console.print(f"wrote {markdown}, {data} and {len(reading.figures)} figure(s)")
+    return 1 if not args.from_store and any(v.status == "ERROR" for v in outcome.verdicts) else 0
 
 
 def _verify(args, write: bool) -> int:
@@ -275,7 +318,18 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--output", default="REPORT.md", help="report path (default REPORT.md)")
         if name == "verify":
             _until_decided(command)
+        if name == "plan":
+            _study_options(command, required=False)
         command.set_defaults(func=func)
+    study = sub.add_parser("study", help="run a scale study (its claims at every point of its axis) and write its "
+                                         "reading: figures against the axis, verdicts per point, trends")
+    _study_options(study, required=True)
+    study.add_argument("--paper", action="append", default=[], help="only the study's claims of this paper")
+    study.add_argument("--claim", help="only the study's claims whose id matches this glob or regular expression")
+    study.add_argument("--from-store", action="store_true", help="read stored records only; run nothing")
+    study.add_argument("--output", help="folder for STUDY.md, study.json and figures (default studies/STUDY)")
+    _execution(study)
+    study.set_defaults(func=cmd_study)
     base = sub.add_parser("baseline", help="compare with (check) or rewrite (update) the regression baseline; "
                                            "--paper/--claim check or update only those claims, running only their runs")
     base.add_argument("action", choices=("check", "update", "drift"),

@@ -9,9 +9,11 @@ from rich.console import Console
 from harness.catalog import Catalog, LoadedClaim, load_catalog
 from harness.execution import ExecutionSummary, execute
 from harness.fetching import DataState, fetch_data, survey_data
-from harness.planning import DependencyFailed, PendingDependency, RunRequest, datasets_needed, plan, request_for
+from harness.planning import (DependencyFailed, PendingDependency, RunRequest, datasets_needed, plan, request_for,
+                               variants_needed)
 from harness.settings import Settings
 from harness.store import ResultStore
+from harness.studies import generated_profiles
 from harness.verify import Verdict, apply_families, verify_claim
 
 DEFAULT_PROFILE = "smoke"
@@ -28,6 +30,8 @@ class Outcome:
     execution: ExecutionSummary = field(default_factory=ExecutionSummary)
     store: ResultStore | None = None
     data: DataState = field(default_factory=DataState)
+    lookup: Callable[[str, str, int, str], tuple[str, dict | None]] | None = None
+    """(experiment, variant, seed, profile) -> (store key, record or None), as the verdicts read them."""
 
 
 def numerics_of(outcome: "Outcome") -> dict[str, dict]:
@@ -60,10 +64,12 @@ def select(settings: Settings, papers=(), pattern: str | None = None) -> tuple[C
 
 
 def stored_profiles(settings: Settings, papers=(), pattern: str | None = None) -> list[str]:
-    """Profiles of the selected claims with at least one of their runs in the store (spec order)."""
+    """Profiles of the selected claims with at least one of their runs in the store (spec order);
+    the points of scale studies are not among them (`fedclaims study` shows those)."""
     catalog, claims = select(settings, papers, pattern)
     store = ResultStore(settings.store_dir)
-    names = list(dict.fromkeys(p for spec in catalog.specs.values() for p in spec.spec.profiles))
+    points = generated_profiles(catalog.studies.values())
+    names = list(dict.fromkeys(p for spec in catalog.specs.values() for p in spec.spec.profiles if p not in points))
     found = []
     for profile in names:
         requests, _ = plan(catalog, claims, [profile], settings, store)
@@ -74,8 +80,13 @@ def stored_profiles(settings: Settings, papers=(), pattern: str | None = None) -
 
 def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(DEFAULT_PROFILE,),
            run: bool = True, console: Console | None = None, claim_ids: list[str] | None = None,
-           render_only: tuple[str, ...] = ()) -> Outcome:
+           render_only: tuple[str, ...] = (), study: str | None = None, points=()) -> Outcome:
     """Verify the selected claims at the profiles, running what the store lacks if `run`.
+
+    With a `study`, the claims are that study's (narrowed by the other selections) and the
+    profiles its points (all, or those whose axis value is in `points`); at those points every
+    variant a claim observes runs, even where its base expectation skips it. Without `run`, the
+    points are read from stored records only (as `render_only`).
 
     With `run`, the data sets the runs read are fetched first; planning, the runs (which never
     download) and the verifier's look-ups all key records by the fingerprints fetched then.
@@ -83,17 +94,23 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
     whose records are missing there is SKIPPED as not run at that profile.
     """
     catalog, claims = select(settings, papers, pattern)
+    variants_for = variants_needed
+    if study is not None:
+        chosen = catalog.study(study).select(points)
+        claim_ids = [c for c in chosen.claim_ids if claim_ids is None or c in claim_ids]
+        variants_for = chosen.variants_for
+        profiles, render_only = (chosen.profiles, ()) if run else ((), tuple(chosen.profiles))
     if claim_ids is not None:
         wanted = set(claim_ids)
         claims = [c for c in claims if c.id in wanted]
     profiles = list(profiles)
     store = ResultStore(settings.store_dir)
     extra = [p for p in render_only if p not in profiles]
-    needed = datasets_needed(catalog, claims, profiles + extra)
+    needed = datasets_needed(catalog, claims, profiles + extra, variants_for)
     data = fetch_data(needed, settings, console) if run else survey_data(needed, settings)
     settings = replace(settings, download=False)  # runs read only what was fetched above
     fingerprints = data.fingerprints
-    requests, waiting = plan(catalog, claims, profiles, settings, store, fingerprints)
+    requests, waiting = plan(catalog, claims, profiles, settings, store, fingerprints, variants_for)
     outcome = Outcome(catalog, claims, profiles + extra, requests, store=store, data=data)
     if run:
         every_request = {r.key: r for r in requests}
@@ -101,15 +118,16 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
         for _ in range(MAX_DEPENDENCY_WAVES):
             if not waiting:
                 break
-            requests, waiting = plan(catalog, claims, profiles, settings, store, fingerprints)
+            requests, waiting = plan(catalog, claims, profiles, settings, store, fingerprints, variants_for)
             execute(requests, store, settings, console, outcome.execution)
             every_request.update((r.key, r) for r in requests)
         outcome.requests = list(every_request.values())
 
     lookup = record_lookup(catalog, settings, store, fingerprints)
+    outcome.lookup = lookup
     outcome.verdicts = [verify_claim(catalog, claim, profile, lookup) for claim in claims for profile in profiles]
     if extra:
-        stored, _ = plan(catalog, claims, extra, settings, store, fingerprints)
+        stored, _ = plan(catalog, claims, extra, settings, store, fingerprints, variants_for)
         outcome.requests = list({r.key: r for r in [*outcome.requests, *stored]}.values())
         outcome.verdicts += [verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
                              for claim in claims for profile in extra]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,10 @@ def variants_needed(loaded: LoadedClaim, profile: str) -> list[str]:
     return variants
 
 
+VariantsFor = Callable[[LoadedClaim, str], list[str]]
+"""The variants whose records a claim reads at a profile (`variants_needed`, or a study's choice)."""
+
+
 @functools.cache
 def _code(runner: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(code_fingerprint(runner).items()))
@@ -75,7 +79,8 @@ def run_code(kind, config_model, reread: bool = False) -> dict[str, str]:
     return code
 
 
-def datasets_needed(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str]) -> list[str]:
+def datasets_needed(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str],
+                    variants_for: VariantsFor = variants_needed) -> list[str]:
     """The data sets the runs of the claims at the profiles read (what the fetch stage obtains)."""
     names: set[str] = set()
     for loaded in claims:
@@ -83,7 +88,7 @@ def datasets_needed(catalog: Catalog, claims: list[LoadedClaim], profiles: list[
         for profile in profiles:
             if profile not in spec.spec.profiles:
                 continue
-            for variant in variants_needed(loaded, profile):
+            for variant in variants_for(loaded, profile):
                 names.update(spec.kind.datasets(spec.resolve(variant, profile)))
     return sorted(names)
 
@@ -182,8 +187,8 @@ def plan_variants(catalog: Catalog, experiment: str, variants, profile: str, set
 
 
 def plan(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], settings: Settings,
-         store: ResultStore | None = None, data: Mapping[str, str] | None = None
-         ) -> tuple[list[RunRequest], int]:
+         store: ResultStore | None = None, data: Mapping[str, str] | None = None,
+         variants_for: VariantsFor = variants_needed) -> tuple[list[RunRequest], int]:
     """Every run the claims need at the profiles, once each, in a stable order.
 
     Returns (runnable requests, number of runs waiting for a dependency's record); the
@@ -196,7 +201,7 @@ def plan(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], setti
         for profile in profiles:
             if profile not in spec.profiles:
                 continue
-            runnable, pending = plan_variants(catalog, spec.experiment, variants_needed(loaded, profile), profile,
+            runnable, pending = plan_variants(catalog, spec.experiment, variants_for(loaded, profile), profile,
                                               settings, store, data)
             waiting += pending
             for request in runnable:

@@ -47,6 +47,11 @@ def C(directory: str, name: str, *problems: Expect, extra: tuple[tuple[str, str]
     return Case(((directory, name), *extra), problems)
 
 
+def S(name: str, *problems: Expect) -> Case:
+    """A malformed study spec with the claim it observes."""
+    return C("specs", name, *problems, extra=(("claims", "claim_for_study.yaml"),))
+
+
 def E(file: str, line: int | None, field: str, *message: str) -> Expect:
     return Expect(file, line, field, message)
 
@@ -218,6 +223,37 @@ CASES = [
     C("specs", "spec_reference_self.yaml",
       E("specs/spec_reference_self.yaml", 15, "variants.random-budget.config.federation.budget.match",
         "cycle: random-budget -> random-budget")),
+    # --- scale studies (a spec's `studies`; the claim they observe is claim_for_study.yaml) ---
+    S("spec_study_unknown_axis.yaml",
+      E("specs/spec_study_unknown_axis.yaml", 13, "studies.steps.axis",
+        "unknown config path 'ratio_stp'", "did you mean 'ratio_step'?")),
+    S("spec_study_bad_point.yaml",
+      E("specs/spec_study_bad_point.yaml", 14, "studies.steps.points[1]",
+        "ratio_step = -0.5 does not make a valid config", "greater than 0", "(variant 'tier-0.5')")),
+    S("spec_study_bad_fixed.yaml",
+      E("specs/spec_study_bad_fixed.yaml", 15, "studies.steps.fixed.gama",
+        "unknown config path 'gama'", "did you mean 'gamma'?")),
+    S("spec_study_bad_fixed_value.yaml",
+      E("specs/spec_study_bad_fixed_value.yaml", 15, "studies.steps.fixed.gamma", "greater than 0",
+        "(variant 'tier-0.5')")),
+    S("spec_study_unknown_claim.yaml",
+      E("specs/spec_study_unknown_claim.yaml", 16, "studies.steps.claims[0]",
+        "unknown claim 'test.study-clam'", "did you mean 'test.study-claim'?")),
+    S("spec_study_other_experiment_claim.yaml",
+      E("specs/spec_study_other_experiment_claim.yaml", 16, "studies.steps.claims[0]",
+        "claim 'hasfl.alloc.tier-0.25-fixed' measures experiment 'hasfl-allocation-rule', not 'test-study'")),
+    S("spec_study_unknown_profile.yaml",
+      E("specs/spec_study_unknown_profile.yaml", 12, "studies.steps.profile",
+        "unknown profile 'smok'", "did you mean 'smoke'?")),
+    S("spec_study_variant_sets_axis.yaml",
+      E("specs/spec_study_variant_sets_axis.yaml", 13, "studies.steps.axis",
+        "variant 'tier-0.5' sets p_max itself")),
+    S("spec_study_repeated_points.yaml",
+      E("specs/spec_study_repeated_points.yaml", 14, "studies.steps.points", "the points repeat [0.01]"),
+      E("claims/claim_for_study.yaml", 8, "claims[0].experiment", "experiment 'test-study' has errors of its own")),
+    S("spec_study_unknown_key.yaml",
+      E("specs/spec_study_unknown_key.yaml", 13, "studies.steps.axes", "unknown field 'axes'", "did you mean 'axis'?"),
+      E("claims/claim_for_study.yaml", 8, "claims[0].experiment", "experiment 'test-study' has errors of its own")),
     # --- YAML that a plain safe load would choke on or expand without bound ---------------
     C("claims", "claim_recursive_alias.yaml",
       E("claims/claim_recursive_alias.yaml", 4, "<document>", "recursive alias")),

@@ -257,7 +257,8 @@ def render(outcome: Outcome, settings: Settings, report_path: Path, figures_dir:
                       report.profiles, report.detail_link)
     lines += report.summary() + report.disagreements()
     lines += across_numerics_lines(settings.root, report.profiles)
-    lines += _studies(outcome, settings, report_path)
+    study_lines, study_files = _studies(report.catalog, settings, report_path, figures_dir)
+    lines += study_lines
     for profile in report.profiles:
         lines += sequential_section(settings.store_dir, profile)
     for paper in report.papers():
@@ -268,16 +269,38 @@ def render(outcome: Outcome, settings: Settings, report_path: Path, figures_dir:
     for paper in report.papers():
         texts[detail_dir / f"{paper}.md"] = "\n".join(report.paper_detail(paper, detail_dir)) + "\n"
     texts[detail_dir / "runs.md"] = "\n".join(report.runs()) + "\n"
+    texts.update(study_files)
     return texts
 
 
-def _studies(outcome: Outcome, settings: Settings, report_path: Path) -> list[str]:
-    """The scale studies whose records are in the store (harness.report.studies, when present)."""
-    try:
-        from harness.report.studies import studies_section
-    except ImportError:
-        return []
-    return studies_section(outcome, settings, report_path)
+def _studies(catalog, settings: Settings, report_path: Path, figures_dir: Path) -> tuple[list[str], dict[Path, str]]:
+    """The scale studies with records in the store: their trend readings in REPORT.md, each study's
+    figures, verdicts per point and readings in its own detail file."""
+    from harness.pipeline import verify
+    from harness.report.studies import read_outcome
+    lines, files = [], {}
+    for name in catalog.studies:
+        outcome = verify(settings, study=name, run=False)
+        if all(v.status == "SKIPPED" for v in outcome.verdicts):
+            continue
+        reading = read_outcome(outcome, name, figures_dir)
+        path = report_path.parent / DETAIL_DIR / f"study-{name}.md"
+        files[path] = "\n".join(["# Scale study", "", "Back to [REPORT.md](../REPORT.md).", "",
+                                  *reading.markdown(path.parent)]) + "\n"
+        lines += [f"### `{name}`: {reading.title}", "",
+                  f"Axis `{reading.axis}` on `{reading.base}`; the paper's scale {reading.paper_value}. Figures, "
+                  f"verdicts at every point and the readings: [{DETAIL_DIR}/study-{name}.md]({DETAIL_DIR}/study-{name}.md).",
+                  ""]
+        for claim in reading.claims:
+            verdicts = ", ".join(f"{p.value}: {p.status}" for p in claim.points)
+            lines.append(f"- `{claim.claim}` (verdicts {verdicts})")
+            lines += [f"  - {trend.label}: {trend.text}" for trend in claim.trends]
+        lines.append("")
+    if lines:
+        lines = ["## Scale studies", "",
+                 "Where a profile cannot decide a claim, a study observes it along one scale axis toward the paper's "
+                 "own point; the trend says which way the observation moves against the paper's range.", "", *lines]
+    return lines, files
 
 
 def write_report(outcome: Outcome, settings: Settings, report_path: Path) -> tuple[Path, Path]:

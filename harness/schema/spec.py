@@ -1,11 +1,16 @@
 """Experiment spec files (`specs/*.yaml`): how a claim is measured."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, StrictFloat, StrictInt, field_validator
+from pydantic_core import PydanticCustomError
 
 from harness.schema.base import Identifier, StrictModel
+
+ConfigPath = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")]
+"""A dotted path into an experiment's config, e.g. `data.max_train_per_client`."""
+AxisValue = StrictInt | StrictFloat
 
 
 class Variant(StrictModel):
@@ -32,6 +37,40 @@ class FigureSpec(StrictModel):
     variants: list[Identifier] = Field(default_factory=list)
 
 
+class PaperScale(StrictModel):
+    """The value of a study's axis at which the paper ran, and what it means there."""
+
+    value: AxisValue
+    note: str = ""
+
+
+class Study(StrictModel):
+    """Claims observed at every point of one config axis, on top of a base profile.
+
+    Each point is a generated profile (`harness.studies`): the base profile with the `fixed`
+    settings and the axis value applied to its overrides. The claims' variants run at every
+    point; each point's verdict uses the claim's expectation at the base profile.
+    """
+
+    title: str
+    description: str = ""
+    profile: Identifier
+    axis: ConfigPath
+    points: list[AxisValue] = Field(min_length=2)
+    fixed: dict[ConfigPath, Any] = Field(default_factory=dict)
+    seeds: list[int] | None = Field(None, min_length=1)
+    paper_scale: PaperScale
+    claims: list[str] = Field(min_length=1)
+
+    @field_validator("points")
+    @classmethod
+    def _distinct_points(cls, points: list) -> list:
+        repeated = sorted({p for p in points if points.count(p) > 1})
+        if repeated:
+            raise PydanticCustomError("repeated_points", "the points repeat {repeated}", {"repeated": repeated})
+        return points
+
+
 class ExperimentSpec(StrictModel):
     experiment: Identifier
     paper: Identifier
@@ -43,3 +82,4 @@ class ExperimentSpec(StrictModel):
     variants: dict[Identifier, Variant] = Field(min_length=1)
     profiles: dict[Identifier, Profile] = Field(min_length=1)
     figures: list[FigureSpec] = Field(default_factory=list)
+    studies: dict[Identifier, Study] = Field(default_factory=dict)

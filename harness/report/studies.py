@@ -1,0 +1,315 @@
+"""What a report shows of a scale study, per claim: a figure of the observed quantity against the
+axis (every seed, seed spread, the paper's range as a band), the verdict at each point, a trend
+reading with its interval, and, only where the paper's scale was not measured, a labelled
+extrapolation to it. `read_study` returns it as a structure a renderer prints (`markdown`,
+`figures`, `to_dict`); it draws its figures with matplotlib (Agg)."""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from harness.catalog import Catalog, LoadedClaim  # noqa: E402
+from harness.observe import observe  # noqa: E402
+from harness.schema import claim as schema  # noqa: E402
+from harness.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, observed_variants  # noqa: E402
+from harness.trend import Band, Trend, fit_trend, reading  # noqa: E402
+
+Lookup = Callable[[str, str, int, str], tuple[str, "dict | None"]]
+"""(experiment, variant, seed, profile) -> (store key, record or None): `Outcome.lookup`."""
+LOG_AXIS_SPAN = 10.0
+"""Figures put the axis on a log scale when its points and the paper's scale span a decade or more."""
+
+
+def paper_band(expectation) -> Band | None:
+    """The values the paper's statement admits, as a range (None where it is not a range of the
+    observed quantity: an order, a spread comparison, no expectation)."""
+    match expectation:
+        case schema.Between(between=(low, high)):
+            return Band(low, high)
+        case schema.Approx():
+            return Band(expectation.approx - expectation.half_width, expectation.approx + expectation.half_width)
+        case schema.Equals():
+            return Band(expectation.equals - expectation.tolerance, expectation.equals + expectation.tolerance)
+        case schema.Equivalent():
+            return Band(-expectation.equivalent_within, expectation.equivalent_within)
+        case schema._Inequality():
+            at_most = (expectation.side == "less") != expectation.negated  # not_below admits the upper side
+            return Band(-math.inf, expectation.bound) if at_most else Band(expectation.bound, math.inf)
+    return None
+
+
+@dataclass
+class PointReading:
+    """One point of the axis for one claim: its verdict and every series' per-seed values."""
+
+    value: int | float
+    profile: str
+    status: str
+    reason: str
+    values: dict[str, dict[int, float]] = field(default_factory=dict)
+    pooled: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    """Per correlation series: the correlation pooled over seeds with its interval."""
+
+    def summary(self, label: str) -> str:
+        values = [v for v in self.values.get(label, {}).values() if math.isfinite(v)]
+        if not values:
+            return "no observation"
+        mean = float(np.mean(values))
+        spread = f" ± {np.std(values, ddof=1):.3g}" if len(values) > 1 else ""
+        text = f"mean {mean:.3g}{spread} ({len(values)} seeds)"
+        if label in self.pooled:
+            r, low, high = self.pooled[label]
+            text = f"pooled {r:+.3f} [{low:+.3f}, {high:+.3f}]; {text}"
+        return text
+
+
+@dataclass
+class SeriesTrend:
+    label: str
+    trend: Trend | None
+    text: str
+    extrapolation: tuple[float, float, float] | None = None
+    """(fitted value, interval low, high) at the paper's scale, when it was not measured."""
+
+
+@dataclass
+class ClaimReading:
+    claim: str
+    statement: str
+    labels: list[str]
+    band: Band | None
+    paper: str
+    points: list[PointReading]
+    trends: list[SeriesTrend]
+    figure: Path | None = None
+
+
+@dataclass
+class StudyReading:
+    name: str
+    experiment: str
+    title: str
+    description: str
+    axis: str
+    base: str
+    seeds: list[int]
+    paper_value: int | float
+    paper_note: str
+    claims: list[ClaimReading]
+
+    @property
+    def figures(self) -> list[Path]:
+        return [c.figure for c in self.claims if c.figure is not None]
+
+    def markdown(self, base: Path, heading: str = "##") -> list[str]:
+        """Markdown lines; figure links relative to `base` (the folder of the file they go in)."""
+        points = ", ".join(str(p.value) for p in self.claims[0].points) if self.claims else ""
+        lines = [f"{heading} Scale study `{self.name}`: {self.title}", ""]
+        if self.description:
+            lines += [" ".join(self.description.split()), ""]
+        lines += [f"Axis `{self.axis}` on profile `{self.base}` of `{self.experiment}` (seeds "
+                  f"{', '.join(map(str, self.seeds))}), at {points}. The paper's scale: {self.paper_value}"
+                  + (f" ({self.paper_note})" if self.paper_note else "") + ". At every point a claim is verified "
+                  f"against its expectation at `{self.base}`; the band is the paper's own statement (its "
+                  f"`{PAPER_PROFILE}` expectation). Trend: least squares of every seed's value on ln(axis), with "
+                  "the slope's 95% t-interval; toward / away when that interval excludes 0, otherwise no detectable "
+                  "movement.", ""]
+        for claim in self.claims:
+            lines += [f"{heading}# `{claim.claim}`", "", f"> {' '.join(claim.statement.split())}", "",
+                      f"The paper: {claim.paper}.", ""]
+            if claim.figure is not None:
+                lines += [f"![{claim.claim} against {self.axis}]({_relative(claim.figure, base)})", ""]
+            for label in claim.labels:
+                lines += [f"| {self.axis} | {_cell(label)} | verdict |", "|---|---|---|"]
+                lines += [f"| {p.value} | {p.summary(label)} | {p.status} |" for p in claim.points]
+                lines.append("")
+            for trend in claim.trends:
+                lines.append(f"- Trend of {trend.label}: {trend.text}.")
+                if trend.extrapolation is not None:
+                    value, low, high = trend.extrapolation
+                    lines.append(f"- **Extrapolation, not a measurement**: the fitted line read at the paper's scale "
+                                 f"({self.axis} = {self.paper_value}) gives {value:.3g} "
+                                 f"[{low:.3g}, {high:.3g}] (95% interval of the line).")
+            lines.append("")
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        def trend(t: SeriesTrend) -> dict[str, Any]:
+            fit = t.trend
+            return {"series": t.label, "reading": t.text, "extrapolation": t.extrapolation,
+                    "slope": None if fit is None else fit.slope,
+                    "slope_interval": None if fit is None else [fit.low, fit.high],
+                    "log_axis": None if fit is None else fit.log_axis, "n": None if fit is None else fit.n}
+
+        return {"study": self.name, "experiment": self.experiment, "title": self.title, "axis": self.axis,
+                "base_profile": self.base, "seeds": self.seeds,
+                "paper_scale": {"value": self.paper_value, "note": self.paper_note},
+                "claims": [{"claim": c.claim, "paper": c.paper,
+                            "band": None if c.band is None else [c.band.low, c.band.high],
+                            "figure": None if c.figure is None else str(c.figure),
+                            "points": [{"value": p.value, "profile": p.profile, "verdict": p.status,
+                                        "reason": p.reason, "values": {k: {str(s): v for s, v in d.items()}
+                                                                       for k, d in p.values.items()}}
+                                       for p in c.points],
+                            "trends": [trend(t) for t in c.trends]} for c in self.claims]}
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _relative(path: Path, base: Path) -> str:
+    return os.path.relpath(path, base).replace(os.sep, "/")
+
+
+def _point(catalog: Catalog, study: LoadedStudy, loaded: LoadedClaim, point: StudyPoint, verdict,
+           lookup: Lookup) -> PointReading:
+    spec = catalog.specs[study.experiment]
+    seeds = spec.spec.profiles[point.profile].seeds
+    reading = PointReading(point.value, point.profile, verdict.status if verdict else "not verified",
+                           verdict.reason if verdict else "")
+    records = {}
+    for variant in observed_variants(loaded.claim, study.base):
+        for seed in seeds:
+            _, record = lookup(study.experiment, variant, seed, point.profile)
+            if record is None or record["status"] != "ok":
+                return reading
+            records[(variant, seed)] = record
+    expectation = loaded.claim.expect[study.base]
+    spread = expectation.within_spread_of if isinstance(expectation, schema.WithinSpread) else None
+    labels = {name: v.label for name, v in spec.spec.variants.items()}
+    observed = observe(spec.kind, loaded.claim.observe, labels, seeds, records, spread)
+    for series in observed.series:
+        reading.values[series.label] = dict(series.values)
+        pooled = series.pooled if series.correlations else None
+        if pooled is not None:
+            reading.pooled[series.label] = (pooled.r, pooled.low, pooled.high)
+    return reading
+
+
+def _log_coordinates(values: list[float]) -> bool:
+    """The trend reads ln(axis) whenever every point is positive."""
+    return all(v > 0 for v in values)
+
+
+def _trend(label: str, points: list[PointReading], band: Band | None, paper_value: float) -> SeriesTrend:
+    observations = [(float(p.value), v) for p in points for v in p.values.get(label, {}).values()]
+    log_axis = _log_coordinates([float(p.value) for p in points])
+    fit = fit_trend(observations, log_axis)
+    if fit is None:
+        return SeriesTrend(label, None, "too few values for a trend (needs three or more, at two or more points)")
+    measured = {float(p.value) for p in points if p.values.get(label)}
+    extrapolation = None
+    if float(paper_value) not in measured and (paper_value > 0 or not log_axis):
+        low, high = fit.interval_at(float(paper_value))
+        extrapolation = (fit.at(float(paper_value)), low, high)
+    return SeriesTrend(label, fit, reading(fit, band), extrapolation)
+
+
+def _draw(claim: ClaimReading, study: StudyReading, path: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    xs = [float(p.value) for p in claim.points] + [float(study.paper_value)]
+    log_axis = all(x > 0 for x in xs) and max(xs) / min(xs) >= LOG_AXIS_SPAN
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    drawn: list[float] = []
+    for index, label in enumerate(claim.labels):
+        colour = colours[index % len(colours)]
+        seeds_x, seeds_y, mean_x, mean_y, std_y = [], [], [], [], []
+        for point in claim.points:
+            values = [v for v in point.values.get(label, {}).values() if math.isfinite(v)]
+            seeds_x += [float(point.value)] * len(values)
+            seeds_y += values
+            if values:
+                mean_x.append(float(point.value))
+                mean_y.append(float(np.mean(values)))
+                std_y.append(float(np.std(values, ddof=1)) if len(values) > 1 else 0.0)
+        drawn += seeds_y
+        ax.scatter(seeds_x, seeds_y, s=14, alpha=0.5, color=colour)
+        ax.errorbar(mean_x, mean_y, yerr=std_y, color=colour, marker="o", capsize=3, label=f"{label} (mean ± sd)")
+        trend = claim.trends[index] if index < len(claim.trends) else None
+        if trend is not None and trend.trend is not None:
+            grid = (np.geomspace(min(mean_x), max(mean_x), 50) if log_axis
+                    else np.linspace(min(mean_x), max(mean_x), 50))
+            ax.plot(grid, [trend.trend.at(g) for g in grid], "--", color=colour, linewidth=1, label="trend")
+            if trend.extrapolation is not None:
+                value, low, high = trend.extrapolation
+                end = float(study.paper_value)
+                grid = np.geomspace(max(mean_x), end, 20) if log_axis else np.linspace(max(mean_x), end, 20)
+                ax.plot(grid, [trend.trend.at(g) for g in grid], ":", color=colour, linewidth=1)
+                ax.errorbar([end], [value], yerr=[[value - low], [high - value]], color=colour, marker="x",
+                            capsize=3, linestyle="none", label="extrapolation (not measured)")
+                drawn += [low, high]
+    if claim.band is not None:
+        finite = [b for b in (claim.band.low, claim.band.high) if math.isfinite(b)]
+        top, bottom = max(drawn + finite, default=1.0), min(drawn + finite, default=0.0)
+        margin = 0.1 * (top - bottom or 1.0)
+        low = claim.band.low if math.isfinite(claim.band.low) else bottom - margin
+        high = claim.band.high if math.isfinite(claim.band.high) else top + margin
+        ax.axhspan(low, high, color="tab:green", alpha=0.15, label=f"paper: {claim.band.text()}")
+        ax.set_ylim(bottom - margin, top + margin)
+    ax.axvline(float(study.paper_value), color="grey", linestyle=":", linewidth=1, label="paper's scale")
+    if log_axis:
+        ax.set_xscale("log")
+    ax.set_xlabel(study.axis)
+    ax.set_ylabel(claim.labels[0] if len(claim.labels) == 1 else "observed")
+    ax.set_title(claim.claim, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def read_study(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], verdicts, lookup: Lookup,
+               figures_dir: Path, claims: list[str] | None = None) -> StudyReading:
+    """The reading of a study's claims (all, or those named) at `points` from their verdicts and
+    the records `lookup` finds; figures go to `figures_dir`, one per claim."""
+    figures_dir.mkdir(parents=True, exist_ok=True)
+    by_key = {(v.claim, v.profile): v for v in verdicts}
+    spec = catalog.specs[study.experiment].spec
+    seeds = spec.profiles[points[0].profile].seeds if points else []
+    result = StudyReading(study.name, study.experiment, study.study.title, study.study.description,
+                          study.study.axis, study.base, list(seeds), study.study.paper_scale.value,
+                          study.study.paper_scale.note, [])
+    for claim_id in [c for c in study.study.claims if claims is None or c in claims]:
+        loaded = catalog.claim(claim_id)
+        paper = loaded.claim.expect.get(PAPER_PROFILE)
+        readings = [_point(catalog, study, loaded, p, by_key.get((claim_id, p.profile)), lookup) for p in points]
+        labels = list(dict.fromkeys(label for r in readings for label in r.values))
+        band = paper_band(paper)
+        trends = [_trend(label, readings, band, study.study.paper_scale.value) for label in labels]
+        claim = ClaimReading(claim_id, loaded.claim.statement, labels, band,
+                             _paper_text(paper), readings, trends)
+        if labels:
+            claim.figure = _draw(claim, result, figures_dir / f"study-{study.name}-{claim_id}.png")
+        result.claims.append(claim)
+    return result
+
+
+def _paper_text(expectation) -> str:
+    if expectation is None:
+        return f"no `{PAPER_PROFILE}` expectation"
+    band = paper_band(expectation)
+    if band is None:
+        key = next(k for k in schema.EXPECTATION_KEYS if k in type(expectation).model_fields)
+        return f"`{key}: {getattr(expectation, key)}` (not a range of the observed value: no band)"
+    every = " on every seed" if getattr(expectation, "of", "mean") == "every_seed" else ""
+    return f"{band.text()}{every}"
+
+
+def read_outcome(outcome, name: str, figures_dir: Path) -> StudyReading:
+    """`read_study` of a `harness.pipeline.verify(..., study=name)` outcome, at the points it verified."""
+    study = outcome.catalog.study(name)
+    points = [p for p in study.points if p.profile in outcome.profiles]
+    return read_study(outcome.catalog, study, points, outcome.verdicts, outcome.lookup, figures_dir,
+                      [c.id for c in outcome.claims])

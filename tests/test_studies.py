@@ -1,0 +1,229 @@
+"""Scale studies: generated point profiles, their planning, the trend reading, and a whole tiny
+study run, resumed from the store and rendered."""
+from __future__ import annotations
+
+import io
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from scipy import stats
+
+from harness import cli
+from harness.catalog import load_catalog
+from harness.pipeline import stored_profiles, verify
+from harness.planning import plan, variants_needed
+from harness.report.studies import paper_band, read_outcome
+from harness.schema import claim as schema
+from harness.schema.spec import Study
+from harness.settings import Settings
+from harness.store import ResultStore
+from harness.studies import point_profile_name, point_settings
+from harness.trend import AWAY, FLAT, INSIDE, TOWARD, Band, fit_trend, heading
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = Path(__file__).resolve().parent / "data" / "study-project"
+"""A claim file and a spec, kept out of any claims/ folder so that the claims plugin does not collect them."""
+POINTS = [4, 8, 16, 32]
+
+
+def _quiet() -> Console:
+    return Console(file=io.StringIO(), width=120)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    for folder, name in (("claims", "tiny-claims.yaml"), ("specs", "tiny-coverage-spec.yaml")):
+        (root / folder).mkdir(parents=True)
+        shutil.copy(TINY / name, root / folder / name)
+    return root
+
+
+@pytest.fixture
+def settings(project: Path, tmp_path: Path) -> Settings:
+    return Settings(root=project, store_dir=tmp_path / "store", cache_dir=tmp_path / "cache", data_dir=None,
+                    download=False, executor="local")
+
+
+@pytest.fixture
+def catalog(project: Path):
+    return load_catalog(project / "claims", project / "specs", project)
+
+
+# --- generated profiles -------------------------------------------------------------------
+
+def test_each_point_is_a_profile_with_the_axis_value_over_the_base(catalog) -> None:
+    study = catalog.study("groups")
+    assert [p.profile for p in study.points] == [f"small@index_groups={v}" for v in POINTS]
+    spec = catalog.specs["tiny-coverage"]
+    for point in study.points:
+        profile = spec.spec.profiles[point.profile]
+        assert profile.overrides == {"index_groups": point.value}
+        assert profile.seeds == [0, 1, 2]
+        assert spec.resolve("random", point.profile).index_groups == point.value
+    # declared profiles are untouched
+    assert spec.resolve("random", "small").index_groups == 8
+
+
+def test_a_point_verifies_a_claim_against_its_base_expectation(catalog) -> None:
+    for claim_id in ("tiny.random-near-formula", "tiny.rolling-exact", "tiny.random-above-rolling"):
+        claim = catalog.claim(claim_id).claim
+        assert all(claim.expect[p.profile] == claim.expect["small"] for p in catalog.study("groups").points)
+    assert not any("@" in p for p in catalog.claim("tiny.static-covers").claim.expect)
+
+
+def test_fixed_settings_are_part_of_the_name_and_the_overrides() -> None:
+    study = Study(title="t", profile="standard", axis="federation.local_epochs", points=[1, 5],
+                  fixed={"data.max_train_per_client": 320}, paper_scale={"value": 5}, claims=["a.b"])
+    settings = point_settings(study, 5)
+    assert settings == {"data.max_train_per_client": 320, "federation.local_epochs": 5}
+    assert point_profile_name("standard", settings) == \
+        "standard@data.max_train_per_client=320,federation.local_epochs=5"
+
+
+def test_unknown_study_and_point_are_named(catalog) -> None:
+    with pytest.raises(ValueError, match="unknown study 'group'; did you mean 'groups'"):
+        catalog.study("group")
+    with pytest.raises(ValueError, match="no point 5 on index_groups"):
+        catalog.study("groups").select([5])
+
+
+def test_study_points_are_not_report_profiles(settings) -> None:
+    verify(settings, study="groups", points=[4], console=_quiet())
+    assert stored_profiles(settings) == []
+
+
+# --- planning ----------------------------------------------------------------------------
+
+def test_a_study_plans_only_the_variants_its_claims_observe_and_shares_records(catalog, settings) -> None:
+    chosen = catalog.study("groups").select()
+    claims = [catalog.claim(c) for c in chosen.claim_ids]
+    requests, waiting = plan(catalog, claims, chosen.profiles, settings, ResultStore(settings.store_dir),
+                             variants_for=chosen.variants_for)
+    assert waiting == 0
+    assert {r.variant for r in requests} == {"random", "rolling"}  # not 'static'
+    assert len(requests) == 2 * len(POINTS) * 3
+    # the point at the base profile's own value has the base profile's keys
+    base, _ = plan(catalog, [catalog.claim("tiny.rolling-exact")], ["small"], settings)
+    at_eight = {r.key for r in requests if r.profile == "small@index_groups=8" and r.variant == "rolling"}
+    assert at_eight == {r.key for r in base}
+
+
+def test_a_claim_skipped_at_the_base_still_runs_its_variants_at_the_points(catalog) -> None:
+    loaded = catalog.claim("tiny.random-above-rolling")
+    point = catalog.study("groups").points[0].profile
+    assert variants_needed(loaded, point) == []
+    assert catalog.study("groups").select().variants_for(loaded, point) == ["random", "rolling"]
+
+
+def test_the_table4_study_runs_only_hasfl_and_shares_standard_records() -> None:
+    catalog = load_catalog(REPO / "claims", REPO / "specs", REPO)
+    settings = Settings(root=REPO, store_dir=REPO / "no-store", cache_dir=REPO / "no-cache", data_dir=None,
+                        download=False)
+    study = catalog.study("table4-data")
+    chosen = study.select()
+    claims = [catalog.claim(c) for c in chosen.claim_ids]
+    requests, _ = plan(catalog, claims, chosen.profiles, settings, variants_for=chosen.variants_for)
+    assert {r.variant for r in requests} == {"hasfl"}
+    assert sorted({r.config["data"]["max_train_per_client"] for r in requests}) == [64, 320, 1280, 2500]
+    at_64 = {r.key for r in requests if r.config["data"]["max_train_per_client"] == 64}
+    standard, _ = plan(catalog, claims, ["standard"], settings)
+    standard_keys = {r.key for r in standard if r.variant == "hasfl"}
+    assert len(at_64) == 4 and at_64 <= standard_keys  # seeds 0-3 of standard's five
+
+
+# --- trend reading -----------------------------------------------------------------------
+
+def _series(slope: float, noise: float = 0.02, points=(64, 320, 1280, 2500), seeds=5, start: float = 0.4):
+    values = []
+    for k, x in enumerate(points):
+        for s in range(seeds):
+            wiggle = noise * math.sin(7.0 * k + 3.0 * s)
+            values.append((x, start + slope * math.log(x / points[0]) + wiggle))
+    return values
+
+
+@pytest.mark.parametrize("slope, expected", [(-0.1, TOWARD), (+0.1, AWAY), (0.0, FLAT)])
+def test_trend_toward_away_flat(slope: float, expected: str) -> None:
+    band = Band(-0.6, 0.1)
+    trend = fit_trend(_series(slope), log_axis=True)
+    assert heading(trend, band) == expected
+
+
+def test_trend_inside_the_band_and_from_below() -> None:
+    assert heading(fit_trend(_series(0.01, start=-0.2), log_axis=True), Band(-0.6, 0.1)) == INSIDE
+    assert heading(fit_trend(_series(0.1, start=-0.9), log_axis=True), Band(-0.6, -0.4)) == TOWARD
+    assert heading(fit_trend(_series(0.1, start=0.5), log_axis=True), Band(-math.inf, 0.1)) == AWAY
+
+
+def test_trend_matches_scipy_regression_and_its_interval() -> None:
+    data = _series(-0.07, noise=0.05)
+    trend = fit_trend(data, log_axis=True)
+    reference = stats.linregress([math.log(x) for x, _ in data], [y for _, y in data])
+    half = stats.t.ppf(0.975, len(data) - 2) * reference.stderr
+    assert trend.slope == pytest.approx(reference.slope)
+    assert (trend.low, trend.high) == pytest.approx((reference.slope - half, reference.slope + half))
+    low, high = trend.interval_at(2500.0)
+    assert low < trend.at(2500.0) < high
+
+
+def test_trend_needs_three_values_at_two_points() -> None:
+    assert fit_trend([(1, 0.1), (2, 0.2)], log_axis=True) is None
+    assert fit_trend([(1, 0.1), (1, 0.2), (1, 0.3)], log_axis=True) is None
+    assert fit_trend([(1, 0.1), (2, float("nan")), (2, 0.2), (4, 0.5)], log_axis=False).n == 3
+
+
+def test_paper_band_of_each_expectation() -> None:
+    assert paper_band(schema.Between(between=(-0.6, 0.1))) == Band(-0.6, 0.1)
+    assert paper_band(schema.Approx(approx=74.5, tolerance=5.6)) == Band(68.9, 80.1)
+    assert paper_band(schema.Below(below=0.1)) == Band(-math.inf, 0.1)
+    assert paper_band(schema.NotAbove(not_above=0.1)) == Band(-math.inf, 0.1)
+    assert paper_band(schema.NotBelow(not_below=2.0)) == Band(2.0, math.inf)
+    assert paper_band(schema.Order(order=["a", "b"])) is None
+
+
+# --- a whole study -------------------------------------------------------------------------
+
+def test_a_study_runs_resumes_from_the_store_and_renders(settings, tmp_path: Path) -> None:
+    first = verify(settings, study="groups", points=[4, 8], console=_quiet())
+    assert (first.execution.ran, first.execution.reused) == (12, 0)
+    outcome = verify(settings, study="groups", console=_quiet())
+    assert (outcome.execution.ran, outcome.execution.reused) == (12, 12)
+    again = verify(settings, study="groups", console=_quiet())
+    assert (again.execution.ran, again.execution.reused) == (0, 24)
+    assert {v.profile for v in outcome.verdicts} == {f"small@index_groups={v}" for v in POINTS}
+    assert {v.status for v in outcome.verdicts if v.claim == "tiny.rolling-exact"} == {"PASS"}
+    assert {v.status for v in outcome.verdicts if v.claim == "tiny.random-above-rolling"} == {"SKIPPED"}
+
+    reading = read_outcome(outcome, "groups", tmp_path / "out" / "figures")
+    assert len(reading.figures) == 3 and all(path.stat().st_size > 0 for path in reading.figures)
+    by_claim = {c.claim: c for c in reading.claims}
+    skipped = by_claim["tiny.random-above-rolling"]
+    assert [p.status for p in skipped.points] == ["SKIPPED"] * 4
+    assert all(len(p.values["random − rolling (mean_rounds_to_cover)"]) == 3 for p in skipped.points)
+    assert skipped.trends[0].trend.low > 0  # random falls ever further behind as the layer widens
+    exact = by_claim["tiny.rolling-exact"].trends[0]
+    assert exact.trend.slope == 0.0 and "inside the paper's range" in exact.text
+    text = "\n".join(reading.markdown(tmp_path / "out"))
+    assert "| 32 | mean 1 ± 0 (3 seeds) | PASS |" in text
+    assert "**Extrapolation, not a measurement**" in text and "index_groups = 256" in text
+    assert "(figures/study-groups-tiny.rolling-exact.png)" in text
+    assert json.loads(json.dumps(reading.to_dict()))["claims"][0]["points"][0]["value"] == 4
+
+
+def test_the_study_command_writes_its_reading_and_reads_the_store(settings, tmp_path: Path) -> None:
+    out = tmp_path / "study"
+    common = ["--root", str(settings.root), "study", "groups", "--store", str(settings.store_dir),
+              "--output", str(out), "--workers", "1"]
+    assert cli.main([*common, "--from-store"]) == 0
+    assert "not run at profile" in json.loads((out / "study.json").read_text())["claims"][0]["points"][0]["reason"]
+    assert cli.main([*common, "--point", "4", "--point", "32"]) == 0
+    data = json.loads((out / "study.json").read_text())
+    assert [p["value"] for p in data["claims"][0]["points"]] == [4, 32]
+    assert (out / "STUDY.md").read_text().startswith("# Scale study `groups`")
+    assert cli.main(["--root", str(settings.root), "plan", "--study", "groups", "--point", "16",
+                     "--store", str(settings.store_dir)]) == 0
