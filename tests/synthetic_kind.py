@@ -29,4 +29,5 @@ SYNTHETIC = ExperimentKind(
     description="One listed value per seed.",
     runner=__name__,
     metrics={"value": Metric("the value listed for the run's seed", lambda result, args: result["value"])},
+    evidence="empirical",
 )

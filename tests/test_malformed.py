@@ -234,7 +234,7 @@ CASES = [
       E("specs/spec_study_bad_fixed.yaml", 15, "studies.steps.fixed.gama",
         "unknown config path 'gama'", "did you mean 'gamma'?")),
     S("spec_study_bad_fixed_value.yaml",
-      E("specs/spec_study_bad_fixed_value.yaml", 15, "studies.steps.fixed.gamma", "greater than 0",
+      E("specs/spec_study_bad_fixed_value.yaml", 15, "studies.steps.fixed.gamma", "greater than or equal to 0",
         "(variant 'tier-0.5')")),
     S("spec_study_unknown_claim.yaml",
       E("specs/spec_study_unknown_claim.yaml", 16, "studies.steps.claims[0]",
