@@ -469,6 +469,13 @@ def _check_expectation(obs, expectation, spec: ExperimentSpec, report) -> None:
         if isinstance(expectation, claim_schema.WithinSpread) and expectation.within_spread_of not in spec.variants:
             report(f"unknown variant {expectation.within_spread_of!r}{did_you_mean(expectation.within_spread_of, spec.variants)}")
         return
+    if isinstance(obs, claim_schema.SpreadObservation):
+        if not isinstance(expectation, VALUE_TESTS) or getattr(expectation, "of", "mean") != "mean":
+            report("a 'spread' observation (one ratio per profile) takes a bound or a range, of the mean")
+        elif any(b <= 0 for b in _bounds(expectation)):
+            report(f"a ratio of standard deviations is positive; bound {_bounds(expectation)} cannot be met or "
+                   "missed meaningfully")
+        return
     if isinstance(obs, claim_schema.CorrelationObservation) and isinstance(expectation, VALUE_TESTS):
         bounds = {claim_schema.Between: lambda e: e.between, claim_schema.Approx: lambda e: (e.approx,),
                   claim_schema.Equals: lambda e: (e.equals,), claim_schema.Below: lambda e: (e.below,),
@@ -478,6 +485,13 @@ def _check_expectation(obs, expectation, spec: ExperimentSpec, report) -> None:
             report(f"a correlation lies in [-1, 1]; bound {list(bounds)} cannot be met or missed meaningfully")
         elif _cannot_fail_for_a_correlation(expectation):
             report(f"{describe_expectation(expectation)} holds for every correlation in [-1, 1]: it cannot fail")
+
+
+def _bounds(expectation) -> list[float]:
+    return list({claim_schema.Between: lambda e: e.between, claim_schema.Approx: lambda e: (e.approx,),
+                 claim_schema.Equals: lambda e: (e.equals,), claim_schema.Below: lambda e: (e.below,),
+                 claim_schema.Above: lambda e: (e.above,), claim_schema.NotAbove: lambda e: (e.not_above,),
+                 claim_schema.NotBelow: lambda e: (e.not_below,)}[type(expectation)](expectation))
 
 
 def _cannot_fail_for_a_correlation(expectation) -> bool:

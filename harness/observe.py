@@ -91,9 +91,16 @@ class Series:
 class Observed:
     series: list[Series]
     spread: Series | None = None
+    spread_ratio: bool = False
+    """The observation is the ratio of the two series' seed-to-seed standard deviations."""
 
     def text(self) -> str:
-        return "; ".join(s.text() for s in self.series)
+        text = "; ".join(s.text() for s in self.series)
+        if self.spread_ratio:
+            first, second = (summarize(list(s.values.values())).std for s in self.series)
+            ratio = first / second if second > 0 else math.inf
+            text += f"; ratio of their seed standard deviations {_fmt(ratio)}"
+        return text
 
 
 def metric_series(kind: ExperimentKind, metric: str, args: dict, variant: str, label: str,
@@ -146,4 +153,6 @@ def observe(kind: ExperimentKind, obs, variant_labels: Mapping[str, str], seeds:
         return Observed([difference], spread)
     series = [metric_series(kind, obs.metric, obs.args, v, f"{label(v)} ({obs.metric})", seeds, records)
               for v in obs.variants]
+    if isinstance(obs, schema.SpreadObservation):
+        return Observed(series, spread_ratio=True)
     return Observed(series)

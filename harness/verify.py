@@ -526,6 +526,33 @@ def _within_spread_test(expectation: schema.WithinSpread, series: Series, spread
     return Decision(status, f"{head} {verb}{bound_text} ({spread_text})", power, evidence)
 
 
+def _spread_ratio_test(expectation, first: Series, second: Series) -> Decision:
+    """A bound or range on sd(first) / sd(second), tested on the log of the ratio (normal approximation:
+    var(log s²) ≈ 2 / (n − 1), so the log ratio of standard deviations has variance 1/(2(n₁−1)) + 1/(2(n₂−1)))."""
+    a, b = summarize(list(first.values.values())), summarize(list(second.values.values()))
+    label = f"sd({first.label}) / sd({second.label})"
+    if a.n < 2 or b.n < 2:
+        return Decision(INCONCLUSIVE, f"{label}: a seed-to-seed spread needs at least 2 seeds of each")
+    if a.std == 0.0 or b.std == 0.0:
+        ratio = math.inf if b.std == 0.0 and a.std > 0.0 else (0.0 if a.std == 0.0 and b.std > 0.0 else 1.0)
+        evidence = _bound_evidence(expectation, label, ratio, 0.0, None, expectation.alpha)
+        return Decision(combine(evidence), f"{label} = {_fmt(ratio)} (a spread of 0: compared directly)",
+                        evidence=evidence)
+    estimate = math.log(a.std / b.std)
+    se = math.sqrt(1.0 / (2 * (a.n - 1)) + 1.0 / (2 * (b.n - 1)))
+    evidence = _bound_evidence(expectation, label, estimate, se, None, expectation.alpha, math.log, seeds=1)
+    status = combine(evidence)
+    z = float(scipy_stats.norm.isf(expectation.alpha))
+    low, high = math.exp(estimate - z * se), math.exp(estimate + z * se)
+    power = None
+    if status == INCONCLUSIVE:
+        power = Power("seeds of each variant", min(a.n, b.n), None, None,
+                      "a ratio of seed spreads needs many seeds: its log has a standard error of about "
+                      f"√(1/(n − 1)) ({se:.2f} here)")
+    return Decision(status, f"{label} = {_fmt(a.std)} / {_fmt(b.std)} = {_fmt(a.std / b.std)} (n = {a.n}, {b.n}), "
+                            f"one-sided {1 - expectation.alpha:.0%} bounds [{_fmt(low)}, {_fmt(high)}]", power, evidence)
+
+
 def evaluate(expectation, obs, observed: Observed) -> Decision:
     """The decision of an expectation on an observation.
 
@@ -544,6 +571,8 @@ def evaluate(expectation, obs, observed: Observed) -> Decision:
         return _equivalence_test(expectation, observed.series[0])
     if isinstance(expectation, schema.WithinSpread):
         return _within_spread_test(expectation, observed.series[0], observed.spread)
+    if observed.spread_ratio:
+        return _spread_ratio_test(expectation, *observed.series)
     fail_alpha = expectation.alpha / len(observed.series)
     decisions = [_value_test(expectation, s, fail_alpha) for s in observed.series]
     status = max((d.status for d in decisions), key=_SEVERITY.__getitem__)

@@ -13,6 +13,9 @@ OBSERVATIONS = {
                    "clients of two per-client quantities, one value per seed (partial on Z if given), with a "
                    "Fisher-z interval (Spearman's with the Bonett-Wright variance (1 + r²/2) / (n − 3)).",
     "compare": "`{compare: METRIC, of: [A, B, ...]}` — the metric of several variants, for an `order`.",
+    "spread": "`{spread: METRIC, of: [A, B]}` — the ratio of A's seed-to-seed standard deviation of the metric to "
+              "B's (for 'the spread doubles'); a bound or range on it is tested on log(ratio), whose standard error "
+              "is √(1/(2(n_A − 1)) + 1/(2(n_B − 1))) (normal approximation of log sample variances).",
 }
 
 EXPECTATIONS = {

@@ -199,3 +199,22 @@ def test_spearman_interval_uses_the_bonett_wright_variance() -> None:
     assert half == pytest.approx(1.959964 * math.sqrt((1 + spearman.r ** 2 / 2) / 37), rel=1e-5)
     pearson = stats.correlation(list(x), list(y))
     assert math.atanh(pearson.high) - math.atanh(pearson.r) == pytest.approx(1.959964 / math.sqrt(37), rel=1e-5)
+
+
+# --- a ratio of seed spreads -----------------------------------------------------------------
+
+SPREAD = s.SpreadObservation(spread="m", of=("off", "on"))
+
+
+def test_a_ratio_of_seed_spreads_is_tested_on_its_log() -> None:
+    wide = series(*[10.0 * (i % 2) - 5.0 + 0.1 * i for i in range(40)], label="off")
+    narrow = series(*[1.0 * (i % 2) - 0.5 + 0.01 * i for i in range(40)], label="on")
+    decision = evaluate(s.Above(above=1.0), SPREAD, Observed([wide, narrow], spread_ratio=True))
+    assert decision.status == PASS and "sd(off) / sd(on)" in decision.reason
+    few = Observed([series(1.0, 5.0, 3.0, label="off"), series(2.0, 4.0, 3.5, label="on")], spread_ratio=True)
+    undecided = evaluate(s.Between(between=(1.5, 2.5)), SPREAD, few)
+    assert undecided.status == INCONCLUSIVE
+    se = math.sqrt(1 / 4 + 1 / 4)
+    ratio = np.std([1.0, 5.0, 3.0], ddof=1) / np.std([2.0, 4.0, 3.5], ddof=1)
+    (low, _) = undecided.evidence
+    assert low.statistic == pytest.approx((math.log(ratio) - math.log(1.5)) / se)

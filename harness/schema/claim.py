@@ -109,7 +109,30 @@ class CompareObservation(StrictModel):
         return list(self.of)
 
 
-OBSERVATION_KEYS = ("metric", "difference", "correlation", "compare")
+class SpreadObservation(StrictModel):
+    """The ratio of two variants' seed-to-seed standard deviations of a metric (first over second)."""
+
+    spread: str
+    of: tuple[Identifier, Identifier]
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _two_variants(self):
+        if self.of[0] == self.of[1]:
+            raise PydanticCustomError("self_spread", "the spread of '{variant}' over itself is 1 on every run: it "
+                                      "cannot fail", {"variant": self.of[0]})
+        return self
+
+    @property
+    def metric(self) -> str:
+        return self.spread
+
+    @property
+    def variants(self) -> list[str]:
+        return list(self.of)
+
+
+OBSERVATION_KEYS = ("metric", "difference", "correlation", "compare", "spread")
 
 
 def _first_key(keys: tuple[str, ...]):
@@ -126,6 +149,7 @@ Observation = Annotated[
         Annotated[DifferenceObservation, Tag("difference")],
         Annotated[CorrelationObservation, Tag("correlation")],
         Annotated[CompareObservation, Tag("compare")],
+        Annotated[SpreadObservation, Tag("spread")],
     ],
     Discriminator(_first_key(OBSERVATION_KEYS), custom_error_type="observation_kind",
                   custom_error_message="an observation needs exactly one of the keys "
