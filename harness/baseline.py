@@ -84,7 +84,7 @@ class Check:
             paths[c.path] += 1
         return (f"{paths[EXACT]} claims under the baseline's numerics (compared exactly), {paths[CROSS]} under other "
                 f"numerics ({self.drift_tests} series tested against the measured drift), {paths[UNCOMPARED]} without "
-                f"numbers to compare (an error, or data unavailable); "
+                f"records to compare (skipped, an error, or data unavailable); "
                 f"{len(self.differences)} differences, {len(self.fragile)} fragile verdicts")
 
 
@@ -177,6 +177,10 @@ def check_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[str,
     if verdict.data_unavailable:
         result.failures.append(f"the baseline records {entry['status']}, but the data is unavailable here "
                                f"({verdict.reason})")
+        return result
+    if not verdict.numerics and not entry.get("numerics"):
+        if verdict.status != entry["status"]:
+            result.failures.append(f"verdict changed from {entry['status']} to {verdict.status} ({verdict.reason})")
         return result
     exact = same_numerics(verdict, entry)
     result.path = EXACT if exact else CROSS

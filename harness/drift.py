@@ -80,7 +80,8 @@ def measured_differences(reference: Mapping[str, Any], other: Mapping[str, Any])
     seen: set[tuple[str, str, str]] = set()
     for claim, entry in reference.items():
         twin = other.get(claim)
-        if not twin or "numbers" not in entry or "numbers" not in twin or entry.get("compare") == "verdict":
+        if not twin or "numbers" not in entry or "numbers" not in twin or "verdict" in (entry.get("compare"),
+                                                                                         twin.get("compare")):
             continue
         if entry.get("runs") != twin.get("runs") or entry.get("numerics") == twin.get("numerics"):
             continue
