@@ -2,7 +2,8 @@
 
 REPORT.md opens with the findings per paper in plain words, then the counts (empirical claims
 apart from analytic and structural checks and from diagnostics), what differs between profiles
-and between numerics, the scale studies, the seeds added until decided, and per paper a short
+and between numerics, the scale studies, the runs a partly run profile still lacks, the seeds
+added until decided, and per paper a short
 table linking to its detail file: every claim with its expectation, observation, verdict, margin
 and reason, and every experiment with its figures.
 """
@@ -21,6 +22,7 @@ from harness.report.findings import (Levels, evidence_of, findings, measured_lev
                                      profiles_that_ran)
 from harness.report.numerics import (across_numerics_lines, committed_baseline, fragility, margin_cell,
                                      numerics_lines)
+from harness.report.missing import missing_runs_section
 from harness.report.performance import performance_section
 from harness.report.sequential import sequential_section
 from harness.settings import Settings
@@ -259,6 +261,7 @@ def render(outcome: Outcome, settings: Settings, report_path: Path, figures_dir:
     lines += across_numerics_lines(settings.root, report.profiles)
     study_lines, study_files = _studies(report.catalog, settings, report_path, figures_dir)
     lines += study_lines
+    lines += missing_runs_section(outcome.requests, report.records, report.profiles, settings.workers)
     for profile in report.profiles:
         lines += sequential_section(settings.store_dir, profile)
     for paper in report.papers():
