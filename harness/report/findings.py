@@ -133,15 +133,20 @@ def _paper_at_profile(catalog: Catalog, verdicts, levels: Levels, profile: str, 
     def count(items, status):
         return sum(v.status == status for v in items)
 
+    if all(v.status == "SKIPPED" for v in verdicts):
+        return [f"**At `{profile}`** — no claim of this paper was run at this profile.", ""]
     decided = [v for v in empirical if v.status in ("PASS", "FAIL", "INCONCLUSIVE")]
-    spec_descriptions = {catalog.specs[v.experiment].spec.profiles[profile].description
-                         for v in empirical if profile in catalog.specs[v.experiment].spec.profiles}
+    analytic = groups["analytic"]
+    analytic_run = [v for v in analytic if v.status != "SKIPPED"]
+    analytic_text = (f"{count(analytic, 'PASS')} of {len(analytic_run)} hold"
+                     + (f", {count(analytic, 'FAIL')} fail" if count(analytic, 'FAIL') else "")
+                     + (f" ({len(analytic) - len(analytic_run)} not run at this profile)"
+                        if len(analytic_run) < len(analytic) else ""))
     lines = [f"**At `{profile}`** — {len(empirical)} empirical claims: {count(empirical, 'PASS')} reproduced, "
              f"{count(empirical, 'FAIL')} did not, {count(empirical, 'INCONCLUSIVE')} undecided by the data, "
              f"{count(empirical, 'SKIPPED')} not tested at this scale, {count(empirical, 'ERROR')} errors. "
-             f"Analytic and structural checks: {count(groups['analytic'], 'PASS')} of {len(groups['analytic'])} hold"
-             + (f", {count(groups['analytic'], 'FAIL')} fail" if count(groups['analytic'], 'FAIL') else "")
-             + f". Diagnostics: {len(groups['diagnostic'])} (counted apart).", ""]
+             f"Analytic and structural checks: {analytic_text}. Diagnostics: {len(groups['diagnostic'])} "
+             "(counted apart).", ""]
     if not decided:
         return lines + ["No empirical claim of this paper was decided at this profile.", ""]
 

@@ -1,0 +1,70 @@
+"""The rules of REPORT.md's opening: findings per paper, counts split by evidence, profile columns
+only for profiles that trained, and disagreements only under one expectation."""
+from pathlib import Path
+
+from harness.catalog import load_catalog
+from harness.pipeline import Outcome
+from harness.report.findings import Levels, findings, profiles_that_ran
+from harness.report.markdown import _Report
+from harness.settings import Settings
+from harness.verify import Verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+CATALOG = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)
+
+ORDER = "fedrolex.participation.10pct"  # empirical; the same expectation at smoke and standard
+ABLATION = "hasfl.table3.cifar10.guarantee-off-ends-lower"  # empirical
+TABLE4 = "hasfl.table4.cifar10.no-data-signal-given-capacity"  # empirical; expectations differ by profile
+RULE = "hasfl.alloc.cap-at-1.4-for-tier-0.75"  # analytic
+DIAGNOSTIC = "fedhenet.he.payload-2.25x.this-implementation"
+
+
+def _verdict(claim: str, profile: str, status: str, observed: str = "observed numbers") -> Verdict:
+    loaded = CATALOG.claim(claim)
+    return Verdict(claim, loaded.paper, profile, loaded.claim.experiment, loaded.claim.source,
+                   loaded.claim.statement, "expectation", status, f"reason of {status}", observed=observed)
+
+
+def _findings(verdicts, profiles):
+    return "\n".join(findings(CATALOG, verdicts, Levels({}, {}), profiles, lambda claim: f"#{claim}"))
+
+
+def test_findings_name_what_did_not_reproduce_and_count_evidence_apart() -> None:
+    verdicts = [_verdict(ORDER, "standard", "FAIL", "FedRolex 17.3 < HeteroFL 20.9"),
+                _verdict(ABLATION, "standard", "INCONCLUSIVE"), _verdict(RULE, "standard", "PASS"),
+                _verdict(TABLE4, "standard", "PASS")]
+    text = _findings(verdicts, ["standard"])
+    hasfl = text.split("### Capacity Confounds")[1]
+    assert ("3 empirical claims" not in hasfl and "2 empirical claims: 1 reproduced, 0 did not, 1 undecided"
+            in hasfl), "the analytic rule is not counted among the empirical claims"
+    assert "Analytic and structural checks: 1 of 1 hold." in hasfl
+    assert "What this scale cannot decide" in hasfl and f"[`{ABLATION}`]" in hasfl
+    fedrolex = text.split("### FedRolex")[1].split("###")[0]
+    assert "Did not reproduce:" in fedrolex and "FedRolex 17.3 < HeteroFL 20.9" in fedrolex
+    assert "the paper:" in fedrolex, "the observation is set beside the paper's statement"
+
+
+def test_a_paper_not_run_at_a_profile_gets_one_line_and_skipped_checks_are_not_counted_as_failing() -> None:
+    verdicts = [_verdict(ORDER, "learning", "FAIL"), _verdict("fedrolex.coverage.random-coupon-collector",
+                                                                "learning", "SKIPPED"),
+                _verdict(DIAGNOSTIC, "learning", "SKIPPED")]
+    text = _findings(verdicts, ["learning"])
+    assert "**At `learning`** — no claim of this paper was run at this profile." in text.split("### FedHENet")[1]
+    fedrolex = text.split("### FedRolex")[1]
+    assert "Analytic and structural checks: 0 of 0 hold (1 not run at this profile)." in fedrolex
+
+
+def test_only_profiles_that_decided_an_empirical_claim_are_columns() -> None:
+    verdicts = [_verdict(RULE, "paper", "PASS"), _verdict(ORDER, "paper", "SKIPPED"),
+                _verdict(ORDER, "smoke", "INCONCLUSIVE"), _verdict(RULE, "smoke", "PASS")]
+    assert profiles_that_ran(CATALOG, verdicts) == ["smoke"]
+
+
+def test_disagreements_list_only_claims_with_one_expectation_at_both_profiles(tmp_path) -> None:
+    verdicts = [_verdict(ORDER, "smoke", "INCONCLUSIVE"), _verdict(ORDER, "standard", "FAIL"),
+                _verdict(TABLE4, "smoke", "PASS"), _verdict(TABLE4, "standard", "FAIL")]
+    outcome = Outcome(CATALOG, [], ["smoke", "standard"], [], verdicts=verdicts)
+    settings = Settings(root=ROOT, store_dir=tmp_path, cache_dir=tmp_path, data_dir=None)
+    lines = _Report(outcome, settings, tmp_path / "REPORT.md", tmp_path / "figures").disagreements()
+    rows = [line for line in lines if line.startswith("| [`")]
+    assert len(rows) == 1 and ORDER in rows[0], rows
