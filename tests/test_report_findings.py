@@ -68,3 +68,20 @@ def test_disagreements_list_only_claims_with_one_expectation_at_both_profiles(tm
     lines = _Report(outcome, settings, tmp_path / "REPORT.md", tmp_path / "figures").disagreements()
     rows = [line for line in lines if line.startswith("| [`")]
     assert len(rows) == 1 and ORDER in rows[0], rows
+
+
+def test_findings_carry_each_study_point_and_trend_under_its_paper() -> None:
+    from harness.report.studies import ClaimReading, PointReading, SeriesTrend, StudyReading, study_findings
+    label = "HAS-FL r(h_tilde, tv | p_max)"
+    points = [PointReading(64, "standard@data.max_train_per_client=64", "FAIL", "", {label: {0: 0.4, 1: 0.5}}),
+              PointReading(2500, "standard@data.max_train_per_client=2500", "SKIPPED", "", {})]
+    claim = ClaimReading(TABLE4, "statement", [label], None, "in [-0.605, 0.105]", points,
+                         [SeriesTrend(label, None, "too few values for a trend")])
+    study = StudyReading("table4-data", "hasfl-cifar10", "title", "", "data.max_train_per_client", "standard",
+                         [0, 1], 2500, "", [claim])
+    lines = study_findings(CATALOG, [study])["hasfl"]
+    assert len(lines) == 1 and "64: mean 0.45 ± 0.0707 (2 seeds)" in lines[0] and "2500:" not in lines[0]
+    assert "the paper: in [-0.605, 0.105]" in lines[0] and "Trend: too few values for a trend." in lines[0]
+    text = "\n".join(findings(CATALOG, [_verdict(TABLE4, "standard", "FAIL")], Levels({}, {}), ["standard"],
+                              lambda claim: f"#{claim}", {"hasfl": lines}))
+    assert "**Along the scale studies**" in text.split("### Capacity Confounds")[1]

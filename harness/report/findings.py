@@ -105,8 +105,10 @@ def _first_sentence(text: str) -> str:
     return text if end < 0 else text[: end + 1]
 
 
-def findings(catalog: Catalog, verdicts, levels: Levels, profiles: list[str], link) -> list[str]:
-    """The findings section: per paper and per profile that ran."""
+def findings(catalog: Catalog, verdicts, levels: Levels, profiles: list[str], link,
+             studies: Mapping[str, list[str]] | None = None) -> list[str]:
+    """The findings section: per paper and per profile that ran, then the paper's scale studies
+    (lines per paper, `harness.report.studies.study_findings`)."""
     lines = ["## Findings", "",
              "Per paper, at each profile that trained models. *Empirical* claims need trained models (their numbers "
              "depend on the scale); *analytic and structural* checks compute a rule, a count or a coverage and hold "
@@ -121,6 +123,9 @@ def findings(catalog: Catalog, verdicts, levels: Levels, profiles: list[str], li
             at = [v for v in paper_verdicts if v.profile == profile]
             if at:
                 lines += _paper_at_profile(catalog, at, levels, profile, link)
+        if (studies or {}).get(paper):
+            lines += ["**Along the scale studies** — where the observation moves as the scale grows toward the "
+                      "paper's (the value at each point, then the trend on a log axis):", "", *studies[paper], ""]
     return lines
 
 

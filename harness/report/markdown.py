@@ -25,6 +25,7 @@ from harness.report.numerics import (across_numerics_lines, committed_baseline, 
 from harness.report.missing import missing_runs_section
 from harness.report.performance import performance_section
 from harness.report.sequential import sequential_section
+from harness.report.studies import read_outcome, study_findings
 from harness.settings import Settings
 from harness.store import json_safe
 from harness.verify import STATUSES, Verdict
@@ -254,12 +255,12 @@ def render(outcome: Outcome, settings: Settings, report_path: Path, figures_dir:
     """REPORT.md and its detail files: {path: text}."""
     report = _Report(outcome, settings, report_path, figures_dir)
     detail_dir = report_path.parent / DETAIL_DIR
+    study_lines, study_files, readings = _studies(report.catalog, settings, report_path, figures_dir)
     lines = report.header()
     lines += findings(report.catalog, [v for v in outcome.verdicts if v.profile in report.profiles], report.levels,
-                      report.profiles, report.detail_link)
+                      report.profiles, report.detail_link, study_findings(report.catalog, readings))
     lines += report.summary() + report.disagreements()
     lines += across_numerics_lines(settings.root, report.profiles)
-    study_lines, study_files = _studies(report.catalog, settings, report_path, figures_dir)
     lines += study_lines
     lines += missing_runs_section(outcome.requests, report.records, report.profiles, settings.workers)
     for profile in report.profiles:
@@ -276,17 +277,18 @@ def render(outcome: Outcome, settings: Settings, report_path: Path, figures_dir:
     return texts
 
 
-def _studies(catalog, settings: Settings, report_path: Path, figures_dir: Path) -> tuple[list[str], dict[Path, str]]:
+def _studies(catalog, settings: Settings, report_path: Path, figures_dir: Path
+             ) -> tuple[list[str], dict[Path, str], list]:
     """The scale studies with records in the store: their trend readings in REPORT.md, each study's
-    figures, verdicts per point and readings in its own detail file."""
+    figures, verdicts per point and readings in its own detail file, and the readings."""
     from harness.pipeline import verify
-    from harness.report.studies import read_outcome
-    lines, files = [], {}
+    lines, files, readings = [], {}, []
     for name in catalog.studies:
         outcome = verify(settings, study=name, run=False)
         if all(v.status == "SKIPPED" for v in outcome.verdicts):
             continue
         reading = read_outcome(outcome, name, figures_dir)
+        readings.append(reading)
         path = report_path.parent / DETAIL_DIR / f"study-{name}.md"
         files[path] = "\n".join(["# Scale study", "", "Back to [REPORT.md](../REPORT.md).", "",
                                   *reading.markdown(path.parent)]) + "\n"
@@ -303,7 +305,7 @@ def _studies(catalog, settings: Settings, report_path: Path, figures_dir: Path) 
         lines = ["## Scale studies", "",
                  "Where a profile cannot decide a claim, a study observes it along one scale axis toward the paper's "
                  "own point; the trend says which way the observation moves against the paper's range.", "", *lines]
-    return lines, files
+    return lines, files, readings
 
 
 def write_report(outcome: Outcome, settings: Settings, report_path: Path) -> tuple[Path, Path]:

@@ -313,3 +313,20 @@ def read_outcome(outcome, name: str, figures_dir: Path) -> StudyReading:
     points = [p for p in study.points if p.profile in outcome.profiles]
     return read_study(outcome.catalog, study, points, outcome.verdicts, outcome.lookup, figures_dir,
                       [c.id for c in outcome.claims])
+
+
+def study_findings(catalog: Catalog, readings: list[StudyReading]) -> dict[str, list[str]]:
+    """Per paper, the findings lines of its claims' scale studies: the value at every point of the
+    axis beside the paper's statement, and the trend's reading."""
+    found: dict[str, list[str]] = {}
+    for study in readings:
+        for claim in study.claims:
+            paper = catalog.claim(claim.claim).paper
+            for trend in claim.trends:
+                at_points = "; ".join(f"{point.value}: {point.summary(trend.label)}" for point in claim.points
+                                      if point.summary(trend.label) != "no observation")
+                found.setdefault(paper, []).append(
+                    f"- [`{claim.claim}`](report/study-{study.name}.md) along `{study.axis}` (the paper's scale "
+                    f"{study.paper_value}), {trend.label}: {at_points or 'no observation yet'}; the paper: "
+                    f"{claim.paper}. Trend: {trend.text}.")
+    return found
