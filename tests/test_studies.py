@@ -227,3 +227,14 @@ def test_the_study_command_writes_its_reading_and_reads_the_store(settings, tmp_
     assert (out / "STUDY.md").read_text().startswith("# Scale study `groups`")
     assert cli.main(["--root", str(settings.root), "plan", "--study", "groups", "--point", "16",
                      "--store", str(settings.store_dir)]) == 0
+
+
+def test_a_points_cost_is_measured_or_estimated_from_the_nearest_measured_point() -> None:
+    from harness.report.studies import point_costs
+    costs = point_costs([64, 320, 1280, 2500], {64: [30.0, 34.0], 1280: [570.0, 580.0]}, planned=4)
+    assert [c.walls for c in costs][0] == [30.0, 34.0] and costs[0].estimate is None
+    assert costs[1].estimate == pytest.approx(575.0 * 320 / 1280)  # nearer 1280 (×4) than 64 (×5) on a log axis
+    assert costs[3].estimate == pytest.approx(575.0 * 2500 / 1280)
+    assert costs[2].text() == "| 1280 | 2 of 4 | 575 | 1,150 |"
+    assert "about 4,492 (estimate)" in costs[3].text()
+    assert point_costs([1, 2], {}, planned=4)[1].estimate is None

@@ -300,6 +300,12 @@ def _studies(catalog, settings: Settings, report_path: Path, figures_dir: Path
             verdicts = ", ".join(f"{p.value}: {p.status}" for p in claim.points)
             lines.append(f"- `{claim.claim}` (verdicts {verdicts})")
             lines += [f"  - {trend.label}: {trend.text}" for trend in claim.trends]
+        measured = sum(sum(c.walls) for c in reading.costs)
+        to_run = [c for c in reading.costs if not c.walls and c.estimate is not None]
+        lines.append(f"- Cost: {measured:,.0f} s of single-threaded runs measured"
+                     + (f"; the points not run yet ({', '.join(str(c.value) for c in to_run)}) would take about "
+                        f"{sum(c.estimate * c.planned for c in to_run):,.0f} s more (estimate)" if to_run else "")
+                     + ".")
         lines.append("")
     if lines:
         lines = ["## Scale studies", "",

@@ -95,6 +95,39 @@ class ClaimReading:
 
 
 @dataclass
+class PointCost:
+    """What one point of the axis cost: its runs' measured wall time, or an estimate where none ran."""
+
+    value: int | float
+    planned: int
+    walls: list[float]
+    estimate: float | None = None
+    """Seconds per run where no run is stored: the nearest measured point's mean scaled by the axis
+    ratio (a run's time is nearly all local training, proportional to data or epochs)."""
+
+    def text(self) -> str:
+        if self.walls:
+            mean = float(np.mean(self.walls))
+            return (f"| {self.value} | {len(self.walls)} of {self.planned} | {mean:,.0f} | "
+                    f"{sum(self.walls):,.0f} |")
+        if self.estimate is not None:
+            return (f"| {self.value} | 0 of {self.planned} | about {self.estimate:,.0f} (estimate) | "
+                    f"about {self.estimate * self.planned:,.0f} (estimate) |")
+        return f"| {self.value} | 0 of {self.planned} | — | — |"
+
+
+def point_costs(values: list[int | float], walls: dict[int | float, list[float]], planned: int) -> list[PointCost]:
+    """Each point's measured cost; points without runs estimated from the nearest measured point."""
+    costs = [PointCost(value, planned, walls.get(value, [])) for value in values]
+    measured = [c for c in costs if c.walls]
+    for cost in costs:
+        if not cost.walls and measured and isinstance(cost.value, (int, float)) and cost.value > 0:
+            nearest = min(measured, key=lambda c: abs(math.log(cost.value / c.value)))
+            cost.estimate = float(np.mean(nearest.walls)) * cost.value / nearest.value
+    return costs
+
+
+@dataclass
 class StudyReading:
     name: str
     experiment: str
@@ -106,6 +139,7 @@ class StudyReading:
     paper_value: int | float
     paper_note: str
     claims: list[ClaimReading]
+    costs: list[PointCost] = field(default_factory=list)
 
     @property
     def figures(self) -> list[Path]:
@@ -141,6 +175,12 @@ class StudyReading:
                                  f"({self.axis} = {self.paper_value}) gives {value:.3g} "
                                  f"[{low:.3g}, {high:.3g}] (95% interval of the line).")
             lines.append("")
+        if self.costs:
+            lines += [f"{heading}# Cost per point", "",
+                      "Single-threaded wall time of the study's runs (every variant its claims observe, every seed) "
+                      "as stored; a point not run yet is estimated from the nearest measured point in proportion "
+                      "to the axis.", "", f"| {self.axis} | runs stored | seconds a run | compute (s) |",
+                      "|---|---|---|---|", *[c.text() for c in self.costs], ""]
         return lines
 
     def to_dict(self) -> dict[str, Any]:
@@ -161,7 +201,9 @@ class StudyReading:
                                         "reason": p.reason, "values": {k: {str(s): v for s, v in d.items()}
                                                                        for k, d in p.values.items()}}
                                        for p in c.points],
-                            "trends": [trend(t) for t in c.trends]} for c in self.claims]}
+                            "trends": [trend(t) for t in c.trends]} for c in self.claims],
+                "costs": [{"value": c.value, "planned_runs": c.planned, "wall_seconds": c.walls,
+                           "estimated_seconds_a_run": c.estimate} for c in self.costs]}
 
 
 def _cell(text: str) -> str:
@@ -293,7 +335,25 @@ def read_study(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], v
         if labels:
             claim.figure = _draw(claim, result, figures_dir / f"study-{study.name}-{claim_id}.png")
         result.claims.append(claim)
+    result.costs = _costs(catalog, study, points, lookup, [c.claim for c in result.claims])
     return result
+
+
+def _costs(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], lookup: Lookup,
+           claims: list[str]) -> list[PointCost]:
+    variants = list(dict.fromkeys(v for c in claims for v in observed_variants(catalog.claim(c).claim, study.base)))
+    spec = catalog.specs[study.experiment].spec
+    walls, planned = {}, 0
+    for point in points:
+        seeds = spec.profiles[point.profile].seeds
+        planned = len(seeds) * len(variants)
+        for variant in variants:
+            for seed in seeds:
+                _, record = lookup(study.experiment, variant, seed, point.profile)
+                wall = ((record or {}).get("provenance") or {}).get("wall_seconds")
+                if wall is not None:
+                    walls.setdefault(point.value, []).append(wall)
+    return point_costs([p.value for p in points], walls, planned)
 
 
 def _paper_text(expectation) -> str:
