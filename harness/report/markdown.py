@@ -3,9 +3,8 @@
 REPORT.md opens with the findings per paper in plain words, then the counts (empirical claims
 apart from analytic and structural checks and from diagnostics), what differs between profiles
 and between numerics, the scale studies, the runs a partly run profile still lacks, the seeds
-added until decided, and per paper a short
-table linking to its detail file: every claim with its expectation, observation, verdict, margin
-and reason, and every experiment with its figures.
+added until decided, and per paper a short table linking to its detail file: every claim with its
+expectation, observation, verdict, margin and reason, and every experiment with its figures.
 """
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ from harness.report.numerics import (across_numerics_lines, committed_baseline, 
 from harness.report.missing import missing_runs_section
 from harness.report.performance import performance_section
 from harness.report.sequential import sequential_section
-from harness.report.studies import read_outcome, study_findings
+from harness.report.studies import StudyReading, read_outcome, study_findings
 from harness.settings import Settings
 from harness.store import json_safe
 from harness.verify import STATUSES, Verdict
@@ -278,7 +277,7 @@ def render(outcome: Outcome, settings: Settings, report_path: Path, figures_dir:
 
 
 def _studies(catalog, settings: Settings, report_path: Path, figures_dir: Path
-             ) -> tuple[list[str], dict[Path, str], list]:
+             ) -> tuple[list[str], dict[Path, str], list[StudyReading]]:
     """The scale studies with records in the store: their trend readings in REPORT.md, each study's
     figures, verdicts per point and readings in its own detail file, and the readings."""
     from harness.pipeline import verify
