@@ -111,3 +111,8 @@ class ResultStore:
         """A finished record to reuse; errors and unavailable data are always retried."""
         record = self.get(key)
         return record if record is not None and record.get("status") in REUSABLE else None
+
+
+def wall_seconds(record: dict | None) -> float | None:
+    """The single-threaded run time a record's provenance measured (None for no record)."""
+    return ((record or {}).get("provenance") or {}).get("wall_seconds")

@@ -13,10 +13,7 @@ from collections import defaultdict
 
 from harness.datasets.registry import UNAVAILABLE
 from harness.planning import RunRequest
-
-
-def _wall(record: dict | None) -> float | None:
-    return ((record or {}).get("provenance") or {}).get("wall_seconds")
+from harness.store import wall_seconds
 
 
 def missing_runs_section(requests: list[RunRequest], records: dict[str, dict | None], profiles: list[str],
@@ -32,7 +29,7 @@ def missing_runs_section(requests: list[RunRequest], records: dict[str, dict | N
             continue
         walls = defaultdict(list)
         for request in stored:
-            if (wall := _wall(records[request.key])) is not None:
+            if (wall := wall_seconds(records[request.key])) is not None:
                 walls[(request.experiment, request.variant)].append(wall)
                 walls[(request.experiment, None)].append(wall)
         by_variant = defaultdict(list)

@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 
 from harness.catalog import Catalog, LoadedClaim  # noqa: E402
 from harness.observe import observe  # noqa: E402
+from harness.store import wall_seconds  # noqa: E402
 from harness.schema import claim as schema  # noqa: E402
 from harness.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, observed_variants  # noqa: E402
 from harness.trend import Band, Trend, fit_trend, reading  # noqa: E402
@@ -59,6 +60,8 @@ class PointReading:
     values: dict[str, dict[int, float]] = field(default_factory=dict)
     pooled: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     """Per correlation series: the correlation pooled over seeds with its interval."""
+    walls: dict[tuple[str, int], float] = field(default_factory=dict)
+    """Measured run time of each (variant, seed) record the point read."""
 
     def summary(self, label: str) -> str:
         values = [v for v in self.values.get(label, {}).values() if math.isfinite(v)]
@@ -220,13 +223,18 @@ def _point(catalog: Catalog, study: LoadedStudy, loaded: LoadedClaim, point: Stu
     seeds = spec.spec.profiles[point.profile].seeds
     reading = PointReading(point.value, point.profile, verdict.status if verdict else "not verified",
                            verdict.reason if verdict else "")
-    records = {}
+    records, complete = {}, True
     for variant in observed_variants(loaded.claim, study.base):
         for seed in seeds:
             _, record = lookup(study.experiment, variant, seed, point.profile)
+            if (wall := wall_seconds(record)) is not None:
+                reading.walls[(variant, seed)] = wall
             if record is None or record["status"] != "ok":
-                return reading
-            records[(variant, seed)] = record
+                complete = False
+            else:
+                records[(variant, seed)] = record
+    if not complete:
+        return reading
     expectation = loaded.claim.expect[study.base]
     spread = expectation.within_spread_of if isinstance(expectation, schema.WithinSpread) else None
     labels = {name: v.label for name, v in spec.spec.variants.items()}
@@ -335,25 +343,22 @@ def read_study(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], v
         if labels:
             claim.figure = _draw(claim, result, figures_dir / f"study-{study.name}-{claim_id}.png")
         result.claims.append(claim)
-    result.costs = _costs(catalog, study, points, lookup, [c.claim for c in result.claims])
+    result.costs = _costs(catalog, study, points, result.claims)
     return result
 
 
-def _costs(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], lookup: Lookup,
-           claims: list[str]) -> list[PointCost]:
-    variants = list(dict.fromkeys(v for c in claims for v in observed_variants(catalog.claim(c).claim, study.base)))
-    spec = catalog.specs[study.experiment].spec
-    walls, planned = {}, 0
-    for point in points:
-        seeds = spec.profiles[point.profile].seeds
-        planned = len(seeds) * len(variants)
-        for variant in variants:
-            for seed in seeds:
-                _, record = lookup(study.experiment, variant, seed, point.profile)
-                wall = ((record or {}).get("provenance") or {}).get("wall_seconds")
-                if wall is not None:
-                    walls.setdefault(point.value, []).append(wall)
-    return point_costs([p.value for p in points], walls, planned)
+def _costs(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], claims: list[ClaimReading]
+           ) -> list[PointCost]:
+    """Each point's cost from the run times its claims' readings measured (runs shared by several
+    claims counted once)."""
+    variants = {v for c in claims for v in observed_variants(catalog.claim(c.claim).claim, study.base)}
+    seeds = catalog.specs[study.experiment].spec.profiles[points[0].profile].seeds if points else []
+    walls = {}
+    for claim in claims:
+        for reading in claim.points:
+            walls.setdefault(reading.value, {}).update(reading.walls)
+    planned = len(seeds) * len(variants)
+    return point_costs([p.value for p in points], {v: list(w.values()) for v, w in walls.items()}, planned)
 
 
 def _paper_text(expectation) -> str:

@@ -22,6 +22,7 @@ from harness.catalog import LoadedClaim
 from harness.execution import ExecutionSummary, execute
 from harness.pipeline import MAX_DEPENDENCY_WAVES, Outcome, record_lookup, verify
 from harness.planning import plan_variants, referenced_variants, variants_needed
+from harness.store import wall_seconds
 from harness.sequential import schedule
 from harness.sequential.rule import Looks, default_max_seeds, planned_looks
 from harness.settings import Settings
@@ -208,7 +209,7 @@ class _Session:
         key = (experiment, variant, seed)
         if key not in self._wall:
             _, record = self.lookup(experiment, variant, seed, self.profile)
-            self._wall[key] = ((record or {}).get("provenance") or {}).get("wall_seconds")
+            self._wall[key] = wall_seconds(record)
         return self._wall[key]
 
     def _seed_seconds(self, experiment: str) -> float:
