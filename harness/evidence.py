@@ -7,7 +7,8 @@ range, a paired t statistic of an order, a Fisher-z statistic of a correlation. 
 oriented so that larger statistics favour the claim: it *passes* once the statistic reaches the
 critical value of its pass level and *fails* once it falls to the negated critical value of its
 fail level. A verdict is PASS when every comparison passes, FAIL when any fails, INCONCLUSIVE
-otherwise.
+otherwise. A count of seeds on one side of a bound (an exact sign test) is a comparison too: its
+statistic is the normal quantile of the test's p, so it passes exactly when p ≤ its level.
 
 The same statistics say how near a verdict sits to its decision boundary: the *margin* toward
 another verdict is how far (in the statistic's units, standard errors) the statistics must move
@@ -49,6 +50,9 @@ class Evidence:
     the regression check reads how far the numerics move them to say how far they move the statistic."""
     fisher_z: bool = False
     """The estimate is a Fisher z (a correlation's series are r values)."""
+    sign_count: bool = False
+    """The statistic is the normal quantile of an exact sign test's p over `seeds` seeds (its critical
+    values are those of that p): what decides it is a count of seeds, not a spread."""
 
     def _critical(self, alpha: float) -> float:
         if alpha <= 0.0:
@@ -194,14 +198,35 @@ def margin_text(evidence: Sequence[Evidence]) -> str:
     return "; ".join(parts)
 
 
+def _holm_order(p_values: Sequence[float]) -> list[int]:
+    return sorted(range(len(p_values)), key=lambda i: (math.isnan(p_values[i]), p_values[i]))
+
+
 def holm_levels(p_values: Sequence[float], alpha: float) -> list[float]:
     """Holm's step-down: the level each hypothesis is tested at (0 once one is not rejected)."""
-    order = sorted(range(len(p_values)), key=lambda i: (math.isnan(p_values[i]), p_values[i]))
     levels = [0.0] * len(p_values)
     m = len(p_values)
-    for rank, index in enumerate(order):
+    for rank, index in enumerate(_holm_order(p_values)):
         level = alpha / (m - rank)
         levels[index] = level
         if not p_values[index] < level:
             break
     return levels
+
+
+def holm_rank_levels(p_values: Sequence[float], alpha: float) -> list[float]:
+    """The level Holm's step-down gives each hypothesis's rank, α / (m − rank), whether or not the
+    step-down reaches it (the level it is tested at once those ranked before it are rejected)."""
+    levels = [0.0] * len(p_values)
+    for rank, index in enumerate(_holm_order(p_values)):
+        levels[index] = alpha / (len(p_values) - rank)
+    return levels
+
+
+def holm_rejection_levels(p_values: Sequence[float], alpha: float) -> list[float]:
+    """Levels at which comparing each p with its level reproduces Holm's step-down: its rank's level
+    up to the first hypothesis not rejected, and that hypothesis's level for every later one (whose
+    p is no smaller, so it is not rejected either). Never 0, so the levels can divide."""
+    reached = holm_levels(p_values, alpha)
+    stop = max(reached, default=alpha)
+    return [level if level > 0 else stop for level in reached]

@@ -25,7 +25,8 @@ class Series:
     relative `agreement`. `correlations`: for a correlation observation, the per-seed statistic
     with its interval. `invariant`: the values do not depend on the CPU's floating-point kernels.
     `quantity` names what is observed (a metric, a paired difference, a correlation) for the
-    regression check's drift measurements.
+    regression check's drift measurements. `structural`: the metric is fixed by the protocol's
+    structure or exact algebra (`Metric.structural`): each seed is a check of its own, not a draw.
     """
 
     label: str
@@ -35,6 +36,7 @@ class Series:
     invariant: bool = False
     agreement: float = 0.0
     quantity: str = ""
+    structural: bool = False
 
     @property
     def finite(self) -> list[float]:
@@ -111,7 +113,7 @@ def metric_series(kind: ExperimentKind, metric: str, args: dict, variant: str, l
     configs = [records[(variant, seed)]["config"] for seed in seeds]
     return Series(label, values, all(spec.is_deterministic(c) for c in configs),
                   invariant=all(spec.is_numerics_invariant(c) for c in configs), agreement=spec.agreement,
-                  quantity=metric)
+                  quantity=metric, structural=spec.structural)
 
 
 def _correlation_series(kind: ExperimentKind, obs: schema.CorrelationObservation, variant: str, label: str,
@@ -146,7 +148,8 @@ def observe(kind: ExperimentKind, obs, variant_labels: Mapping[str, str], seeds:
                             {seed: first.values[seed] - second.values[seed] for seed in seeds},
                             first.deterministic and second.deterministic,
                             invariant=first.invariant and second.invariant,
-                            agreement=max(first.agreement, second.agreement), quantity=f"difference of {obs.metric}")
+                            agreement=max(first.agreement, second.agreement), quantity=f"difference of {obs.metric}",
+                            structural=first.structural and second.structural)
         spread = None
         if spread_variant is not None:
             spread = metric_series(kind, obs.metric, obs.args, spread_variant, label(spread_variant), seeds, records)

@@ -328,16 +328,21 @@ def t_power(values: Sequence[float], distance: float, alpha: float, unit: str = 
                                             "test) are needed before any number of seeds can be estimated")
     if s.std == 0.0:
         return Power(unit, s.n, 0.0, s.n, "no spread between seeds")
+    return spread_power(s.std, s.n, distance, alpha, unit)
+
+
+def spread_power(sd: float, n: int, distance: float, alpha: float, unit: str = "seeds") -> Power:
+    """`t_power` from a spread `sd` of n units (n ≥ 2, sd > 0) instead of the values themselves."""
     solver = TTestPower()
-    detectable = _solve(solver, nobs=s.n, alpha=alpha, power=POWER, alternative="larger") * s.std
-    effect = abs(distance) / s.std
+    detectable = _solve(solver, nobs=n, alpha=alpha, power=POWER, alternative="larger") * sd
+    effect = abs(distance) / sd
     if effect < 1e-6:
-        return Power(unit, s.n, detectable, None, "the observed effect is nil: no number of seeds decides it")
+        return Power(unit, n, detectable, None, "the observed effect is nil: no number of seeds decides it")
     if solver.power(effect_size=effect, nobs=2, alpha=alpha, alternative="larger") >= POWER:
-        return Power(unit, s.n, detectable, 2)
+        return Power(unit, n, detectable, 2)
     needed = _ceil_units(_solve(solver, effect_size=effect, alpha=alpha, power=POWER, alternative="larger"))
     note = "" if needed is not None else f"the observed effect is too small for {PRACTICAL_UNITS} {unit}"
-    return Power(unit, s.n, detectable, needed, note)
+    return Power(unit, n, detectable, needed, note)
 
 
 def fisher_power(z: float, bound: float, units: int, variance_per_unit: float, unit: str,
@@ -407,6 +412,12 @@ def _one_sided_needed(effect: float, alpha: float, t_based: bool) -> int | None:
                               alternative="larger"))
 
 
+def one_sided_units(effect: float, alpha: float, t_based: bool = True) -> int | None:
+    """Units a one-sided test at alpha needs to detect a standardized effect with power POWER (a t-test
+    of a mean over them, or a z-test when `t_based` is false); None when no practical number does."""
+    return _one_sided_needed(effect, alpha, t_based)
+
+
 def inclusion_power(estimate: float, sd: float, low: float, high: float, have: int, alpha: float,
                     unit: str = "seeds", t_based: bool = True) -> Power:
     """Power figures of a range decided by two one-sided tests (between, approx, equivalence).
@@ -462,8 +473,27 @@ def sign_test(differences: Sequence[float]) -> tuple[float, float]:
 
 
 def sign_test_seeds(alpha: float) -> int:
-    """Seeds, all of one sign, that a one-sided sign test needs to reach alpha."""
-    return max(2, math.ceil(math.log2(1.0 / alpha) + 1e-12))
+    """Seeds, all of one sign, that a one-sided sign test needs to reach alpha: the smallest n with
+    0.5^n ≤ alpha (at least 2)."""
+    n = 2
+    while 0.5 ** n > alpha:
+        n += 1
+    return n
+
+
+def sign_count_p(on_side: int, n: int) -> float:
+    """One-sided exact sign-test p-value of `on_side` of `n` seeds on one side of a bound: the chance
+    of at least that many if each seed fell on either side with probability 1/2 (the bound at the
+    population's median)."""
+    return float(stats.binom.sf(on_side - 1, n, 0.5)) if n else 1.0
+
+
+def sign_power(have: int, alpha: float) -> Power:
+    """The seeds a sign count needs: all on the claimed side, 0.5^n ≤ alpha (its 'seeds that would
+    decide it', counted whatever the values, since a sign test reads only their sides)."""
+    needed = sign_test_seeds(alpha)
+    return Power("seeds", have, None, needed,
+                 f"a sign test needs {needed} seeds, all on the claimed side, at α = {alpha:.3g} (0.5^n ≤ α)")
 
 
 # --- the spread of a reference, with its uncertainty -----------------------------------------

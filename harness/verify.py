@@ -8,22 +8,35 @@ How each expectation is decided (α is the expectation's `alpha`, 0.05 unless st
   t-interval lies inside the range (PASS), wholly outside it (FAIL), or straddles a bound.
   A metric its kind declares deterministic (fixed by the config) is compared directly, as are
   seeds that all agree.
-- `of: every_seed` reads every seed on its own.
+- `of: every_seed` reads every seed on its own. For a metric that varies with the seed it is a
+  sign count: a seed on the wrong side is a FAIL; all n on the claimed side PASS only if the
+  one-sided sign test's p = 0.5^n is at most α, else INCONCLUSIVE with the seeds that would
+  decide it (the smallest n with 0.5^n ≤ α). A range is two such counts (one per bound), an
+  `order` one per adjacent pair, and 'not above / not below' fails only when the seeds beyond
+  the bound are significantly many. Deterministic metrics, seeds that all agree and exact
+  values (`equals` without a tolerance) are read directly.
 - Correlations are decided by their Fisher-z intervals: per seed for `every_seed`, pooled over
-  seeds by inverse variance for `of: mean`; PASS or FAIL only where the interval lies on one
-  side of a bound.
+  seeds by random effects for `of: mean`; PASS or FAIL only where the interval lies on one
+  side of a bound. Per seed, PASS needs every seed to pass at α (intersection-union) and a
+  seed's miss counts only where it survives Holm's step-down across the seeds.
 - `order`: paired one-sided t-tests of adjacent pairs over the shared seeds; PASS only if every
   pair is significant in the stated direction, FAIL if a pair is significantly reversed (at
   α divided by the number of pairs), otherwise INCONCLUSIVE.
+- A strict difference between variants (an `order`, `above`/`below` on a paired difference, a
+  spread ratio or several variants) whose metric, not declared deterministic, takes one value on
+  every seed of every compared variant (a difference: 0 on every seed) is SKIPPED as "not
+  measurable at this scale", naming the value; ranges, equalities, equivalence and 'not
+  above/below' are decided as usual.
 - Every INCONCLUSIVE, and every PASS of a "no difference / within spread / not better" claim,
   carries power figures: the smallest effect the data could detect and the seeds (or clients)
-  that would decide the claim at the observed effect and spread.
+  that would decide the claim at the observed effect and spread, or why no number would. A
+  family member Holm leaves INCONCLUSIVE carries them at the level it was tested at.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from harness.catalog import Catalog, LoadedClaim
@@ -33,9 +46,11 @@ from harness.planning import variants_needed
 from harness.schema import claim as schema
 from scipy import stats as scipy_stats
 
-from harness.evidence import Evidence, combine, decided, holm_levels, margin_text, margins
+from harness.evidence import (Evidence, combine, decided, holm_levels, holm_rank_levels, holm_rejection_levels,
+                               margin_text, margins)
 from harness.stats import (Correlation, Power, equivalence, fisher_power, inclusion_power, sd_bounds, sensitivity,
-                           sign_test, sign_test_seeds, summarize, t_power)
+                           one_sided_units, sign_count_p, sign_power, sign_test, sign_test_seeds, spread_power,
+                           summarize, t_power)
 
 PASS, FAIL, INCONCLUSIVE, SKIPPED, ERROR = "PASS", "FAIL", "INCONCLUSIVE", "SKIPPED", "ERROR"
 STATUSES = (PASS, FAIL, INCONCLUSIVE, SKIPPED, ERROR)
@@ -88,14 +103,10 @@ def _fmt(value: float) -> str:
 
 def _range(expectation) -> tuple[float, float]:
     """The closed range a between/approx/equals expectation accepts."""
-    match expectation:
-        case schema.Between(between=(low, high)):
-            return low, high
-        case schema.Approx():
-            return expectation.approx - expectation.half_width, expectation.approx + expectation.half_width
-        case schema.Equals():
-            return expectation.equals - expectation.tolerance, expectation.equals + expectation.tolerance
-    raise TypeError(type(expectation))
+    admitted = schema.admitted_range(expectation)
+    if admitted is None or isinstance(expectation, schema.Equivalent):
+        raise TypeError(type(expectation))
+    return admitted
 
 
 def describe(expectation, obs=None) -> str:
@@ -203,6 +214,21 @@ def _bound_evidence(expectation, label: str, estimate: float, se: float, df: flo
 # --- tests of one series ---------------------------------------------------------------
 
 def _every_seed(expectation, series: Series) -> Decision:
+    """Each seed read on its own: directly where the values are fixed by the config or by the
+    protocol's structure or exact algebra (`Series.structural`: each seed is a check, not a draw),
+    where two or more seeds all agree (as for a mean) or where the claim is an exact value (an
+    invariant: only values tied with it meet it, which a sign test cannot count); else as a sign
+    count."""
+    exact_value = not isinstance(expectation, schema._Inequality) and _range(expectation)[0] == _range(expectation)[1]
+    agreeing = len(series.values) >= 2 and len(set(series.values.values())) == 1
+    if series.deterministic or series.structural or agreeing or exact_value:
+        return _each_seed_directly(expectation, series)
+    if getattr(expectation, "negated", False):
+        return _beyond_count(expectation, series)
+    return _sign_count(expectation, series)
+
+
+def _each_seed_directly(expectation, series: Series) -> Decision:
     holds = _point_test(expectation)
     evidence = [decided(f"{series.label} s{seed}", holds(v)) for seed, v in series.values.items()]
     failing = {seed: v for seed, v in series.values.items() if not holds(v)}
@@ -211,6 +237,57 @@ def _every_seed(expectation, series: Series) -> Decision:
         return Decision(FAIL, f"{series.label}: {len(failing)} of {len(series.values)} seeds miss it ({listed})",
                         evidence=evidence)
     return Decision(PASS, f"{series.label}: all {len(series.values)} seeds meet it", evidence=evidence)
+
+
+def _sign_evidence(label: str, p_value: float, seeds: int, alpha: float, sources: tuple[str, ...]) -> Evidence:
+    """A sign test's p as a comparison that cannot fail: the normal quantile of p against that of α."""
+    return Evidence(label, float(scipy_stats.norm.isf(p_value)), None, alpha, None, seeds=seeds, sources=sources,
+                    sign_count=True)
+
+
+def _sign_count(expectation, series: Series) -> Decision:
+    """'On every seed' of a metric that varies with the seed: a seed on the wrong side contradicts it
+    (FAIL); all n on the claimed side decide it only if a one-sided sign test rejects at α, p = 0.5^n."""
+    direct = _each_seed_directly(expectation, series)
+    if direct.status == FAIL:
+        return direct
+    n, alpha = len(series.values), expectation.alpha
+    p_value = sign_count_p(n, n)
+    evidence = direct.evidence + [_sign_evidence(f"{series.label}: seeds on the claimed side", p_value, n, alpha,
+                                                 (series.label,))]
+    head = f"{series.label}: all {n} seeds meet it, sign test p = 0.5^{n} = {p_value:.3g}"
+    if combine(evidence) == PASS:
+        return Decision(PASS, f"{head} ≤ α = {alpha:.3g}", evidence=evidence)
+    return Decision(INCONCLUSIVE, f"{head} > α = {alpha:.3g}: {n} seeds cannot show it holds beyond them",
+                    sign_power(n, alpha), evidence)
+
+
+def _beyond_count(expectation, series: Series) -> Decision:
+    """'Not significantly beyond the bound' on every seed of a metric that varies with the seed: FAIL
+    only if the seeds beyond the bound are significantly many (one-sided sign test at α)."""
+    holds = _point_test(expectation)
+    n, alpha = len(series.values), expectation.alpha
+    beyond = [seed for seed, v in series.values.items() if not holds(v)]
+    p_value = sign_count_p(len(beyond), n) if beyond else 1.0
+    statistic = -float(scipy_stats.norm.isf(p_value))
+    evidence = [Evidence(f"{series.label}: seeds beyond {_fmt(expectation.bound)}", statistic, None, None, alpha,
+                         seeds=n, sources=(series.label,), sign_count=True)]
+    status = combine(evidence)
+    listed = f" ({', '.join(f's{seed}' for seed in beyond)})" if beyond else ""
+    reason = (f"{series.label}: {len(beyond)} of {n} seeds beyond {_fmt(expectation.bound)}{listed}, sign test "
+              f"p = {p_value:.3g} against α = {alpha:.3g}")
+    if status == FAIL:
+        return Decision(FAIL, reason, evidence=evidence)
+    smallest = sign_test_seeds(alpha)
+    could = (f"a sign test over {n} seeds cannot show it beyond the bound (it needs {smallest} seeds, all beyond)"
+             if n < smallest else f"a sign test over {n} seeds shows it beyond the bound only if "
+                                  f"{_fewest_beyond(n, alpha)} or more of them are")
+    return Decision(PASS, reason, Power("seeds", n, None, None, could), evidence)
+
+
+def _fewest_beyond(n: int, alpha: float) -> int:
+    """The fewest of n seeds beyond a bound that a one-sided sign test finds significant at α."""
+    return next(k for k in range(1, n + 1) if sign_count_p(k, n) <= alpha)
 
 
 def _direct(expectation, series: Series, why: str, fail_alpha: float) -> Decision:
@@ -245,7 +322,9 @@ def _mean_test(expectation, series: Series, fail_alpha: float) -> Decision:
     infinite = [seed for seed, v in series.values.items() if math.isinf(v)]
     if infinite:
         if math.isnan(s.mean):
-            return Decision(INCONCLUSIVE, f"{series.label}: +inf and -inf on seeds {infinite}")
+            return Decision(INCONCLUSIVE, f"{series.label}: +inf and -inf on seeds {infinite}",
+                            Power("seeds", s.n, None, None, "a mean of +inf and -inf is undefined: no number of seeds "
+                                                            "decides it (an `order` or a per-seed reading would)"))
         return _direct(expectation, series, f"infinite on seeds {infinite}: no spread brings the mean back",
                        fail_alpha)
     if s.std == 0.0:
@@ -290,27 +369,14 @@ def _correlation_test(expectation, series: Series, fail_alpha: float) -> Decisio
     undefined = series.undefined
     if undefined:
         listed = "; ".join(f"s{seed}: {reason}" for seed, reason in undefined.items())
-        return Decision(INCONCLUSIVE, f"{series.label}: the correlation is undefined ({listed})")
+        return Decision(INCONCLUSIVE, f"{series.label}: the correlation is undefined ({listed})",
+                        Power("seeds", len(series.values), None, None,
+                              "no number of seeds decides an undefined correlation: what would is runs in which it "
+                              "is defined (the reason says what is missing: clients, or quantities that vary "
+                              "across clients beyond the control)"))
     alpha = expectation.alpha
     if expectation.of == "every_seed":
-        evidence = []
-        outcomes = {}
-        for seed, c in series.correlations.items():
-            seed_evidence = _bound_evidence(expectation, f"{series.label} s{seed}", c.z, c.se, None, fail_alpha,
-                                            _atanh, seeds=1, source=series.label)
-            evidence += seed_evidence
-            outcomes[seed] = combine(seed_evidence)
-        by = {o: [seed for seed, x in outcomes.items() if x == o] for o in (PASS, FAIL, INCONCLUSIVE)}
-        head = (f"{series.label}: {len(by[PASS])} of {len(outcomes)} seeds' intervals meet it, "
-                f"{len(by[FAIL])} miss it, {len(by[INCONCLUSIVE])} straddle it")
-        if by[FAIL]:
-            return Decision(FAIL, f"{head} (missing: {', '.join(f's{seed}' for seed in by[FAIL])})", evidence=evidence)
-        if by[INCONCLUSIVE]:
-            powers = [_clients_power(expectation, series.correlations[seed]) for seed in by[INCONCLUSIVE]]
-            needed = [p for p in powers if p.needed is not None]
-            power = max(needed, key=lambda p: p.needed) if needed else powers[0]
-            return Decision(INCONCLUSIVE, head, power, evidence)
-        return Decision(PASS, head, evidence=evidence)
+        return _correlation_on_every_seed(expectation, series, fail_alpha)
     pooled = series.pooled
     evidence = _bound_evidence(expectation, series.label, pooled.z, pooled.se, pooled.df, fail_alpha, _atanh,
                                seeds=pooled.seeds)
@@ -324,6 +390,37 @@ def _correlation_test(expectation, series: Series, fail_alpha: float) -> Decisio
     return Decision(status, f"{series.label}: pooled r = {_fmt(pooled.r)}, {1 - 2 * alpha:.0%} interval "
                             f"[{_fmt(low)}, {_fmt(high)}] over {len(series.correlations)} seeds (random effects: "
                             f"{pooled.heterogeneity_text()}){_level(fail_alpha, alpha)}", power, evidence)
+
+
+def _correlation_on_every_seed(expectation, series: Series, fail_alpha: float) -> Decision:
+    """Each seed's Fisher-z interval: PASS needs every seed to pass at α (intersection-union); a seed's
+    miss counts only where it survives Holm's step-down across the seeds at `fail_alpha`."""
+    per_seed = {seed: _bound_evidence(expectation, f"{series.label} s{seed}", c.z, c.se, None, fail_alpha, _atanh,
+                                      seeds=1, source=series.label)
+                for seed, c in series.correlations.items()}
+    p_against = [min(e.p_against for e in comparisons) for comparisons in per_seed.values()]
+    levels = dict(zip(per_seed, holm_rejection_levels(p_against, fail_alpha)))
+    per_seed = {seed: [replace(e, fail_alpha=levels[seed]) for e in comparisons]
+                for seed, comparisons in per_seed.items()}
+    evidence = [e for comparisons in per_seed.values() for e in comparisons]
+    by = {o: [seed for seed, comparisons in per_seed.items() if combine(comparisons) == o]
+          for o in (PASS, FAIL, INCONCLUSIVE)}
+    holm = (f"; a seed's miss is tested by Holm's step-down over the {len(per_seed)} seeds at α = {fail_alpha:.3g} "
+            f"(" + ", ".join(f"s{seed} p = {p:.3g} against {levels[seed]:.3g}"
+                             for seed, p in zip(per_seed, p_against)) + ")")
+    head = (f"{series.label}: {len(by[PASS])} of {len(per_seed)} seeds' intervals meet it, "
+            f"{len(by[FAIL])} miss it, {len(by[INCONCLUSIVE])} straddle it")
+    if by[FAIL]:
+        return Decision(FAIL, f"{head} (missing: {', '.join(f's{seed}' for seed in by[FAIL])}){holm}",
+                        evidence=evidence)
+    if by[INCONCLUSIVE]:
+        powers = [_clients_power(expectation, series.correlations[seed],
+                                 expectation.alpha if min(e.statistic for e in per_seed[seed]) >= 0 else levels[seed])
+                  for seed in by[INCONCLUSIVE]]
+        needed = [p for p in powers if p.needed is not None]
+        power = max(needed, key=lambda p: p.needed) if needed else powers[0]
+        return Decision(INCONCLUSIVE, f"{head}{holm}", power, evidence)
+    return Decision(PASS, head, evidence=evidence)
 
 
 def _atanh(r: float) -> float:
@@ -343,23 +440,35 @@ def _pooled_power(expectation, series: Series) -> Power:
                            t_based=False)
 
 
-def _clients_power(expectation, c: Correlation) -> Power:
-    """Clients per run that would decide one seed's correlation (each client adds 1 to z's weight)."""
+def _clients_power(expectation, c: Correlation, alpha: float | None = None) -> Power:
+    """Clients per run that would decide one seed's correlation at `alpha` (default: the expectation's;
+    each client adds 1 to z's weight)."""
+    alpha = expectation.alpha if alpha is None else alpha
     if isinstance(expectation, schema._Inequality):
-        power = fisher_power(c.z, expectation.bound, int(c.weight), 1.0, "clients per run", expectation.alpha)
+        power = fisher_power(c.z, expectation.bound, int(c.weight), 1.0, "clients per run", alpha)
     else:
         low, high = (_atanh(b) for b in _range(expectation))
-        power = inclusion_power(c.z, 1.0, low, high, int(c.weight), expectation.alpha, "clients per run",
-                                t_based=False)
+        power = inclusion_power(c.z, 1.0, low, high, int(c.weight), alpha, "clients per run", t_based=False)
     offset = c.n - int(c.weight)
     return Power(power.unit, c.n, power.detectable, None if power.needed is None else power.needed + offset,
                  power.note)
 
 
-def _value_test(expectation, series: Series, fail_alpha: float) -> Decision:
+def _not_a_number(series: Series) -> Decision | None:
+    """INCONCLUSIVE where a seed's value is NaN (other than an undefined correlation's)."""
     nan_seeds = [seed for seed, v in series.values.items() if math.isnan(v) and seed not in series.undefined]
-    if nan_seeds:
-        return Decision(INCONCLUSIVE, f"{series.label}: not a number on seeds {nan_seeds} (see the run records)")
+    if not nan_seeds:
+        return None
+    return Decision(INCONCLUSIVE, f"{series.label}: not a number on seeds {nan_seeds} (see the run records)",
+                    Power("seeds", len(series.values), None, None,
+                          "no number of seeds decides it while a seed's value is not a number: what would is "
+                          "those seeds' runs giving a number"))
+
+
+def _value_test(expectation, series: Series, fail_alpha: float) -> Decision:
+    nan = _not_a_number(series)
+    if nan is not None:
+        return nan
     if series.correlations:
         return _correlation_test(expectation, series, fail_alpha)
     if expectation.of == "every_seed":
@@ -403,7 +512,7 @@ def _sign_pair(label: str, seeds: list[int], differences: list[float], alpha: fl
     p_above, p_below = sign_test(differences)
     infinite = [seed for seed, d in zip(seeds, differences) if math.isinf(d)]
     statistic = float(scipy_stats.norm.isf(p_above)) if p_above <= p_below else -float(scipy_stats.norm.isf(p_below))
-    evidence = Evidence(label, statistic, None, alpha, fail_alpha)
+    evidence = Evidence(label, statistic, None, alpha, fail_alpha, seeds=len(differences), sign_count=True)
     outcome = {"pass": "pass", "fail": "reversed", "undecided": "undecided"}[evidence.outcome]
     text = (f"{label}: infinite on seeds {infinite}, so the signs decide (sign test: {sum(d > 0 for d in differences)} "
             f"of {len(differences)} seeds above, p = {p_above:.3g}; below p = {p_below:.3g})")
@@ -420,13 +529,7 @@ def _order_test(expectation: schema.Order, observed: Observed, obs: schema.Compa
     ranked = [by_variant[v] for v in expectation.order]
     pairs = list(zip(ranked, ranked[1:]))
     if expectation.of == "every_seed":
-        evidence = []
-        for higher, lower in pairs:
-            bad = [seed for seed in higher.values if not higher.values[seed] > lower.values[seed]]
-            evidence += [decided(f"{higher.label} > {lower.label} s{seed}", seed not in bad) for seed in higher.values]
-            if bad:
-                return Decision(FAIL, f"{higher.label} is not above {lower.label} on seeds {bad}", evidence=evidence)
-        return Decision(PASS, "observed order " + " > ".join(expectation.order) + " on every seed", evidence=evidence)
+        return _order_on_every_seed(expectation, pairs)
     fail_alpha = expectation.alpha / len(pairs)
     results = [_pair_test(higher, lower, expectation.alpha, fail_alpha) for higher, lower in pairs]
     reason = "; ".join(text for _, text, _, _ in results)
@@ -440,6 +543,30 @@ def _order_test(expectation: schema.Order, observed: Observed, obs: schema.Compa
     decided_powers = [p for p in powers if p.needed is not None]
     return Decision(INCONCLUSIVE, reason, max(decided_powers, key=lambda p: p.needed) if decided_powers else
                     (powers[0] if powers else None), evidence)
+
+
+def _order_on_every_seed(expectation: schema.Order, pairs: list[tuple[Series, Series]]) -> Decision:
+    """Every adjacent pair in order on every seed: a seed out of order is a FAIL; for a metric that
+    varies with the seed, each pair's count of seeds in order is a sign test (all n: p = 0.5^n), and
+    PASS needs every pair's at α (intersection-union: no correction)."""
+    evidence = []
+    for higher, lower in pairs:
+        bad = [seed for seed in higher.values if not higher.values[seed] > lower.values[seed]]
+        evidence += [decided(f"{higher.label} > {lower.label} s{seed}", seed not in bad) for seed in higher.values]
+        if bad:
+            return Decision(FAIL, f"{higher.label} is not above {lower.label} on seeds {bad}", evidence=evidence)
+    order = "observed order " + " > ".join(expectation.order) + " on every seed"
+    if all(s.deterministic for pair in pairs for s in pair):
+        return Decision(PASS, order, evidence=evidence)
+    n, alpha = len(pairs[0][0].values), expectation.alpha
+    p_value = sign_count_p(n, n)
+    evidence += [_sign_evidence(f"{higher.label} > {lower.label}: seeds in order", p_value, n, alpha,
+                                (higher.label, lower.label)) for higher, lower in pairs]
+    head = f"{order}, sign test p = 0.5^{n} = {p_value:.3g} for each pair"
+    if combine(evidence) == PASS:
+        return Decision(PASS, f"{head} ≤ α = {alpha:.3g}", evidence=evidence)
+    return Decision(INCONCLUSIVE, f"{head} > α = {alpha:.3g}: {n} seeds cannot show the order holds beyond them",
+                    sign_power(n, alpha), evidence)
 
 
 def _equivalence_test(expectation: schema.Equivalent, series: Series) -> Decision:
@@ -521,6 +648,9 @@ def _within_spread_test(expectation: schema.WithinSpread, series: Series, spread
     power = None
     if status == INCONCLUSIVE and se > 0.0 and low_sd > 0.0:
         power = inclusion_power(d.mean, d.std, -low_sd, low_sd, d.n, alpha)
+    elif status == INCONCLUSIVE:
+        power = Power("seeds", d.n, None, None, "the reference's spread bounds are 0, or the difference has no spread: "
+                                                "no number of seeds decides it at these values")
     elif status == PASS and se > 0.0:
         power = sensitivity(inclusion_power(d.mean, d.std, -low_sd, low_sd, d.n, alpha))
     return Decision(status, f"{head} {verb}{bound_text} ({spread_text})", power, evidence)
@@ -532,7 +662,10 @@ def _spread_ratio_test(expectation, first: Series, second: Series) -> Decision:
     a, b = summarize(list(first.values.values())), summarize(list(second.values.values()))
     label = f"sd({first.label}) / sd({second.label})"
     if a.n < 2 or b.n < 2:
-        return Decision(INCONCLUSIVE, f"{label}: a seed-to-seed spread needs at least 2 seeds of each")
+        return Decision(INCONCLUSIVE, f"{label}: a seed-to-seed spread needs at least 2 seeds of each",
+                        Power("seeds of each variant", min(a.n, b.n), None, None,
+                              "at least 2 seeds of each variant (3 for a useful test) are needed before any number "
+                              "of seeds can be estimated"))
     if a.std == 0.0 or b.std == 0.0:
         ratio = math.inf if b.std == 0.0 and a.std > 0.0 else (0.0 if a.std == 0.0 and b.std > 0.0 else 1.0)
         evidence = _bound_evidence(expectation, label, ratio, 0.0, None, expectation.alpha)
@@ -553,8 +686,47 @@ def _spread_ratio_test(expectation, first: Series, second: Series) -> Decision:
                             f"one-sided {1 - expectation.alpha:.0%} bounds [{_fmt(low)}, {_fmt(high)}]", power, evidence)
 
 
+def _claims_a_difference(expectation, obs, observed: Observed) -> bool:
+    """The expectation claims a strict difference between variants: an order, or a plain (not
+    negated) inequality on a paired difference, on a ratio of two variants' spreads, or on each of
+    several variants. Ranges, equalities, equivalence and 'not above / not below' claim no difference,
+    which a quantity that does not vary can meet."""
+    if isinstance(expectation, schema.Order):
+        return True
+    if not isinstance(expectation, schema._Inequality) or expectation.negated:
+        return False
+    if isinstance(obs, schema.CorrelationObservation):
+        return False
+    return isinstance(obs, schema.DifferenceObservation) or observed.spread_ratio or len(observed.series) > 1
+
+
+def _constant_comparison(expectation, obs, observed: Observed) -> str | None:
+    """Why a comparison of variants measures nothing (None if it does): a metric not declared
+    deterministic that takes one value on every seed of every compared variant (for a paired
+    difference: 0 on every seed, the variants agreeing exactly), on at least 2 seeds."""
+    if not _claims_a_difference(expectation, obs, observed):
+        return None
+    series = observed.series
+    if any(s.deterministic or len(s.values) < 2 for s in series):
+        return None
+    values = {v for s in series for v in s.values.values()}
+    if len(values) != 1:
+        return None
+    (value,) = values
+    seeds = len(series[0].values)
+    if isinstance(obs, schema.DifferenceObservation):
+        if value != 0.0:
+            return None
+        return (f"{series[0].label} is 0 on every one of {seeds} seeds: the variants agree exactly, so the metric "
+                "does not vary between them at this scale")
+    labels = ", ".join(s.label for s in series)
+    return (f"{labels}: {_fmt(value)} on every one of {seeds} seeds of every variant; a metric that varies neither "
+            "with the seed nor between the variants measures nothing at this scale")
+
+
 def evaluate(expectation, obs, observed: Observed) -> Decision:
-    """The decision of an expectation on an observation.
+    """The decision of an expectation on an observation (SKIPPED where a comparison of variants
+    measures nothing at this scale: `_constant_comparison`).
 
     Several series (one per variant) must each meet it: PASS needs every one to pass at α (an
     intersection-union test needs no correction); a contradiction of any one is tested with
@@ -562,9 +734,12 @@ def evaluate(expectation, obs, observed: Observed) -> Decision:
     """
     series = observed.series + ([observed.spread] if observed.spread is not None else [])
     for s in series:
-        nan_seeds = [seed for seed, v in s.values.items() if math.isnan(v) and seed not in s.undefined]
-        if nan_seeds:
-            return Decision(INCONCLUSIVE, f"{s.label}: not a number on seeds {nan_seeds} (see the run records)")
+        nan = _not_a_number(s)
+        if nan is not None:
+            return nan
+    constant = _constant_comparison(expectation, obs, observed)
+    if constant is not None:
+        return Decision(SKIPPED, f"not measurable at this scale: {constant}")
     if isinstance(expectation, schema.Order):
         return _order_test(expectation, observed, obs)
     if isinstance(expectation, schema.Equivalent):
@@ -585,6 +760,25 @@ def evaluate(expectation, obs, observed: Observed) -> Decision:
 
 # --- verdicts -------------------------------------------------------------------
 
+def verdict_head(catalog: Catalog, loaded: LoadedClaim, profile: str) -> tuple[Verdict, Any]:
+    """A SKIPPED verdict naming the claim and its tested expectation, and the expectation to test
+    (None, with the reason in the verdict, where the profile has nothing to test)."""
+    claim = loaded.claim
+    spec = catalog.specs[claim.experiment].spec
+    expectation = claim.expect.get(profile)
+    verdict = Verdict(claim.id, loaded.paper, profile, claim.experiment, claim.source, claim.statement.strip(),
+                      describe(expectation, claim.observe) if expectation else "none", SKIPPED, "")
+    if profile not in spec.profiles:
+        verdict.reason = f"experiment {spec.experiment} has no profile {profile!r}"
+    elif expectation is None:
+        verdict.reason = f"the claim states no expectation at profile {profile!r}"
+    elif isinstance(expectation, schema.Skip):
+        verdict.reason = expectation.skip
+    else:
+        return verdict, expectation
+    return verdict, None
+
+
 def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
                  lookup: Callable[[str, str, int, str], tuple[str, dict | None]],
                  missing_is_error: bool = True, seeds: list[int] | None = None) -> Verdict:
@@ -593,21 +787,12 @@ def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
     `lookup(experiment, variant, seed, profile)` gives (store key, record or None). A missing
     record is an ERROR after execution, and SKIPPED (not run) when only stored records are read.
     """
+    verdict, expectation = verdict_head(catalog, loaded, profile)
+    if expectation is None:
+        return verdict
     claim = loaded.claim
     target = catalog.specs[claim.experiment]
     spec = target.spec
-    expectation = claim.expect.get(profile)
-    verdict = Verdict(claim.id, loaded.paper, profile, claim.experiment, claim.source, claim.statement.strip(),
-                      describe(expectation, claim.observe) if expectation else "none", SKIPPED, "")
-    if profile not in spec.profiles:
-        verdict.reason = f"experiment {spec.experiment} has no profile {profile!r}"
-        return verdict
-    if expectation is None:
-        verdict.reason = f"the claim states no expectation at profile {profile!r}"
-        return verdict
-    if isinstance(expectation, schema.Skip):
-        verdict.reason = expectation.skip
-        return verdict
     seeds = spec.profiles[profile].seeds if seeds is None else list(seeds)
     records: dict[tuple[str, int], dict] = {}
     for variant in variants_needed(loaded, profile):
@@ -692,7 +877,8 @@ def apply_families(verdicts: list[Verdict], alpha_of: Callable[[Verdict], float]
     Each member's rejection p-value (what decided a PASS by significance or a FAIL) is tested
     at Holm's level for its rank; a member whose rejection does not survive is decided again
     with its comparisons at that level (a PASS or FAIL becomes INCONCLUSIVE, or a 'not above'
-    FAIL a PASS). `alpha_of` gives a verdict's α (its expectation's).
+    FAIL a PASS). A member left INCONCLUSIVE carries the seeds that would decide it at that
+    level (`power_at_levels`). `alpha_of` gives a verdict's α (its expectation's).
     """
     groups: dict[tuple[str, str, str], list[Verdict]] = {}
     for verdict in verdicts:
@@ -705,7 +891,8 @@ def apply_families(verdicts: list[Verdict], alpha_of: Callable[[Verdict], float]
         evidence = {v.claim: [Evidence(**e) for e in v.evidence] for v in members}
         p_values = [_rejection_p(evidence[v.claim], alpha) for v in members]
         levels = holm_levels(p_values, alpha)
-        for verdict, p_value, level in zip(members, p_values, levels):
+        rank_levels = holm_rank_levels(p_values, alpha)
+        for verdict, p_value, level, rank_level in zip(members, p_values, levels, rank_levels):
             adjusted = [e.scaled(level / alpha) for e in evidence[verdict.claim]]
             status = combine(adjusted)
             verdict.evidence = [e.to_dict() for e in adjusted]
@@ -716,4 +903,56 @@ def apply_families(verdicts: list[Verdict], alpha_of: Callable[[Verdict], float]
             if status != verdict.status:
                 note += f"; {verdict.status} → {status}"
                 verdict.status = status
+            if status == INCONCLUSIVE:
+                note += _family_power(verdict, evidence[verdict.claim], alpha, level, rank_level)
             verdict.reason += note
+
+
+def _family_power(verdict: Verdict, evidence: list[Evidence], alpha: float, level: float, rank_level: float) -> str:
+    """Give a family member left INCONCLUSIVE the power figure of the level it is tested at (its rank's
+    level where the step-down did not reach it), in place of the one at α; the text to append."""
+    tested_at = level if level > 0 else rank_level
+    power = power_at_levels([e.scaled(tested_at / alpha) for e in evidence])
+    if verdict.power is not None:
+        verdict.reason = verdict.reason.replace(f" — power: {Power(**verdict.power).text()}", "")
+    verdict.power = power.to_dict()
+    where = "" if level > 0 else " (its rank's level, once the claims ranked before it are rejected)"
+    return f"; power at α = {tested_at:.3g}{where}: {power.text()}"
+
+
+def power_at_levels(evidence: list[Evidence]) -> Power:
+    """What would decide an INCONCLUSIVE, read from its comparisons at the levels they carry: the
+    largest figure over the undecided comparisons, each a one-sided test toward the verdict it leans
+    to (for a range, the larger of its two one-sided figures: a lower bound of their joint one)."""
+    powers = [_comparison_power(e) for e in evidence if e.outcome == "undecided"]
+    decided_powers = [p for p in powers if p.needed is not None]
+    if decided_powers:
+        return max(decided_powers, key=lambda p: p.needed)
+    return powers[0] if powers else Power("seeds", 0, None, None, "no comparison is undecided")
+
+
+def _comparison_power(e: Evidence) -> Power:
+    """The units that would decide one undecided comparison at its own level, from its statistic,
+    standard error and seeds."""
+    toward_pass = e.fail_alpha is None or (e.pass_alpha is not None and e.statistic >= 0)
+    level = e.pass_alpha if toward_pass else e.fail_alpha
+    if math.isnan(e.statistic) or e.seeds < 1:
+        return Power("seeds", e.seeds, None, None, "the comparison has no statistic (one seed, or no spread): at "
+                                                   "least 2 seeds are needed before any number can be estimated")
+    if level is None or level <= 0.0:
+        return Power("seeds", e.seeds, None, None, "the comparison is not tested at this level")
+    if e.sign_count:
+        return sign_power(e.seeds, level)
+    if e.se is None:
+        return Power("seeds", e.seeds, None, None, "decided without a spread: no number of seeds moves it")
+    if e.df is not None and e.seeds >= 2:
+        sd = e.se * math.sqrt(e.seeds)
+        return spread_power(sd, e.seeds, e.statistic * e.se, level)
+    if e.fisher_z:
+        weight = one_sided_units(abs(e.statistic) * e.se, level, t_based=False)
+        return Power("clients per run", round(1.0 / e.se ** 2) + 3, None, None if weight is None else weight + 3,
+                     "Fisher z of one seed: each client adds 1 to its weight (n − 3, one less per controlled "
+                     "quantity)" if weight is not None else
+                     "Fisher z of one seed: the observed effect is too small for a practical number of clients")
+    return Power("seeds of each variant", e.seeds, None, None,
+                 "a ratio of seed spreads: its comparison carries no figure of the seeds that would decide it")

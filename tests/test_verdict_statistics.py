@@ -13,7 +13,8 @@ from statsmodels.stats.power import TTestPower
 from harness import stats
 from harness.observe import Observed, Series
 from harness.schema import claim as s
-from harness.verify import ERROR, FAIL, INCONCLUSIVE, PASS, Verdict, _record_decision, apply_families, evaluate
+from harness.verify import (ERROR, FAIL, INCONCLUSIVE, PASS, SKIPPED, Verdict, _record_decision, apply_families,
+                            evaluate)
 
 METRIC = s.MetricObservation(metric="m", of="a")
 DIFF = s.DifferenceObservation(difference="m", of=("a", "b"))
@@ -218,3 +219,137 @@ def test_a_ratio_of_seed_spreads_is_tested_on_its_log() -> None:
     ratio = np.std([1.0, 5.0, 3.0], ddof=1) / np.std([2.0, 4.0, 3.5], ddof=1)
     (low, _) = undecided.evidence
     assert low.statistic == pytest.approx((math.log(ratio) - math.log(1.5)) / se)
+
+
+# --- 9. a comparison of variants that measures nothing ---------------------------------------------
+
+COMPARE_TWO = s.CompareObservation(compare="m", of=["a", "b"])
+
+
+def test_a_metric_constant_across_the_compared_variants_is_not_measurable() -> None:
+    """hasfl.table6.shakespeare.only-hasfl-degrades at smoke: drops of 0 against 0 on every seed were a FAIL."""
+    flat = Observed([series(0.0, 0.0, 0.0, label="a"), series(0.0, 0.0, 0.0, label="b")])
+    decision = evaluate(s.Order(order=["a", "b"]), COMPARE_TWO, flat)
+    assert decision.status == SKIPPED
+    assert decision.reason.startswith("not measurable at this scale: ")
+    assert "0 on every one of 3 seeds" in decision.reason
+    agreeing = evaluate(s.Above(above=0.0), DIFF, Observed([series(0.0, 0.0, 0.0)]))
+    assert agreeing.status == SKIPPED and "variants agree exactly" in agreeing.reason
+    both = evaluate(s.Above(above=0.5), s.MetricObservation(metric="m", of=["a", "b"]), flat)
+    assert both.status == SKIPPED
+
+
+def test_a_constant_that_is_the_claim_or_is_fixed_by_the_config_is_still_a_verdict() -> None:
+    zeros = Observed([series(0.0, 0.0, 0.0)])
+    assert evaluate(s.Equals(equals=0.0, of="every_seed"), DIFF, zeros).status == PASS  # 'equals 0' holds
+    assert evaluate(s.NotAbove(not_above=0.0), DIFF, zeros).status == PASS  # so does 'not above'
+    fixed = Observed([series(0.0, 0.0, label="a", deterministic=True), series(0.0, 0.0, label="b", deterministic=True)])
+    assert evaluate(s.Order(order=["a", "b"]), COMPARE_TWO, fixed).status == FAIL
+    assert evaluate(s.Below(below=1.0), METRIC, Observed([series(0.0, 0.0, 0.0)])).status == PASS  # no comparison
+    varying = Observed([series(0.0, 0.0, 0.0, label="a"), series(0.0, 0.1, 0.0, label="b")])
+    assert evaluate(s.Order(order=["a", "b"]), COMPARE_TWO, varying).status != SKIPPED
+
+
+# --- 10. 'on every seed' of a metric that varies with the seed is a sign count ----------------------
+
+def test_every_seed_on_the_claimed_side_is_a_sign_test() -> None:
+    """'Guarantee off loses on every seed' on 4 of 4 seeds was a PASS; a sign test gives p = 0.0625."""
+    every = s.Above(above=0.0, of="every_seed")
+    four = evaluate(every, DIFF, Observed([series(2.0, 11.0, 7.5, 23.0)]))
+    assert four.status == INCONCLUSIVE and "p = 0.5^4 = 0.0625" in four.reason
+    assert four.power.needed == 5 and four.power.unit == "seeds"
+    assert evaluate(every, DIFF, Observed([series(2.0, 11.0, 7.5, 23.0, 0.4)])).status == PASS  # p = 1/32
+    assert evaluate(every, DIFF, Observed([series(2.0, 11.0, -0.1, 23.0, 0.4)])).status == FAIL
+    assert evaluate(every.model_copy(update={"alpha": 0.01}), DIFF,
+                    Observed([series(2.0, 11.0, 7.5, 23.0, 0.4)])).power.needed == 7
+    assert evaluate(every, DIFF, Observed([series(2.0, 11.0, 7.5, deterministic=True)])).status == PASS
+
+
+def test_every_seed_of_a_range_is_two_sign_counts_and_an_exact_value_is_read_directly() -> None:
+    inside = s.Between(between=(0.0, 1.0), of="every_seed")
+    assert evaluate(inside, METRIC, Observed([series(0.2, 0.5, 0.7)])).status == INCONCLUSIVE
+    assert evaluate(inside, METRIC, Observed([series(0.2, 0.5, 0.7, 0.4, 0.9)])).status == PASS
+    assert evaluate(s.Equals(equals=0.0, of="every_seed"), METRIC, Observed([series(0.0)])).status == PASS
+
+
+def test_an_order_on_every_seed_is_a_sign_count_per_pair() -> None:
+    expectation = s.Order(order=["a", "b"], of="every_seed")
+    three = Observed([series(2.0, 3.0, 2.5, label="a"), series(1.0, 1.5, 2.0, label="b")])
+    decision = evaluate(expectation, COMPARE_TWO, three)
+    assert decision.status == INCONCLUSIVE and decision.power.needed == 5
+    five = Observed([series(2.0, 3.0, 2.5, 4.0, 5.0, label="a"), series(1.0, 1.5, 2.0, 3.0, 4.0, label="b")])
+    assert evaluate(expectation, COMPARE_TWO, five).status == PASS
+
+
+def test_not_above_on_every_seed_fails_only_when_the_seeds_beyond_are_significant() -> None:
+    expectation = s.NotAbove(not_above=0.0, of="every_seed")
+    one_above = evaluate(expectation, DIFF, Observed([series(-1.0, 0.3, -0.5, -0.2, -0.8)]))
+    assert one_above.status == PASS and one_above.power.needed is None
+    assert evaluate(expectation, DIFF, Observed([series(1.0, 0.3, 0.5, 0.2, 0.8)])).status == FAIL
+
+
+# --- 11. every_seed correlations: Holm across the seeds for a miss ---------------------------------
+
+def _correlation_against(p_above: float, n: int = 40) -> stats.Correlation:
+    """A correlation whose one-sided p of lying above 0 is `p_above`."""
+    return _correlation_with_z_statistic(float(scipy_stats.norm.isf(p_above)), n)
+
+
+def test_one_seed_missing_at_p_004_of_five_is_not_a_fail() -> None:
+    below = s.Below(below=0.0, of="every_seed")
+    clear = [_correlation_against(0.99999) for _ in range(4)]  # each far below 0
+    decision = evaluate(below, CORRELATION, correlations(*clear, _correlation_against(0.04)))
+    assert decision.status == INCONCLUSIVE and "Holm's step-down over the 5 seeds" in decision.reason
+    assert "p = 0.04 against 0.01" in decision.reason
+    assert evaluate(below, CORRELATION, correlations(*clear, _correlation_against(0.001))).status == FAIL
+
+
+def test_every_seed_correlations_keep_their_false_fail_rate() -> None:
+    """r at the bound on every one of 5 seeds: with each seed's miss tested at α, a FAIL came 1 − 0.95⁵ = 23%
+    of the time; Holm across the seeds keeps it at about α."""
+    rng = np.random.default_rng(5)
+    below = s.Below(below=0.0, of="every_seed")
+    trials, fails = 300, 0
+    for _ in range(trials):
+        per_seed = [_correlation_with_z_statistic(z) for z in rng.normal(0.0, 1.0, size=5)]
+        fails += evaluate(below, CORRELATION, correlations(*per_seed)).status == FAIL
+    assert fails / trials <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)
+
+
+# --- 12. every INCONCLUSIVE says what would decide it ----------------------------------------------
+
+def _above_verdict(claim: str, values: tuple[float, ...]) -> Verdict:
+    decision = evaluate(s.Above(above=0.0), DIFF, Observed([series(*values)]))
+    verdict = Verdict(claim, "p", "standard", "e", "§", "a statement", "above 0", decision.status, "")
+    verdict.family = "f"
+    _record_decision(verdict, decision)
+    return verdict
+
+
+def test_a_family_member_left_inconclusive_gets_seeds_at_holms_level() -> None:
+    """fedrolex.participation.10pct at standard: a PASS that Holm made INCONCLUSIVE had no power figure."""
+    marginal = (0.9, 0.0, 0.6, 1.2, 0.0)  # one-sided p ≈ 0.044: a PASS at α, not at Holm's α / 2 for its rank
+    p_marginal = scipy_stats.ttest_1samp(marginal, 0.0, alternative="greater").pvalue
+    assert 0.05 / 2 < p_marginal < 0.05
+    members = [_above_verdict("f.strong", (5.0, 5.2, 4.9, 5.1, 5.0)), _above_verdict("f.marginal", marginal),
+               _above_verdict("f.weak", (0.5, -0.4, 0.2, -0.1, 0.3))]
+    assert [m.status for m in members] == [PASS, PASS, INCONCLUSIVE]
+    apply_families(members, lambda v: 0.05)
+    made, left = members[1], members[2]
+    assert made.status == INCONCLUSIVE and "PASS → INCONCLUSIVE" in made.reason
+    expected = stats.t_power(list(marginal), float(np.mean(marginal)), 0.025)
+    assert made.power["needed"] == expected.needed and "power at α = 0.025" in made.reason
+    assert left.status == INCONCLUSIVE and left.power["needed"] is not None
+    weak = (0.5, -0.4, 0.2, -0.1, 0.3)
+    assert left.power["needed"] == stats.t_power(list(weak), float(np.mean(weak)), 0.05).needed
+    assert "its rank's level" in left.reason and left.reason.count(" — power: ") == 0
+
+
+def test_inconclusives_without_a_test_say_what_would_decide_them() -> None:
+    nan = evaluate(s.Above(above=0.0), METRIC, Observed([series(1.0, math.nan, 2.0)]))
+    assert nan.status == INCONCLUSIVE and nan.power is not None and "not a number" in nan.power.note
+    undefined = stats.Correlation(math.nan, math.nan, math.nan, math.nan, 3, undefined="3 clients")
+    decision = evaluate(s.Below(below=0.0), CORRELATION, correlations(undefined))
+    assert decision.status == INCONCLUSIVE and decision.power is not None and decision.power.needed is None
+    both_infinite = evaluate(s.Above(above=0.0), METRIC, Observed([series(math.inf, -math.inf)]))
+    assert both_infinite.status == INCONCLUSIVE and both_infinite.power is not None
