@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, Literal
 
@@ -42,6 +42,16 @@ class Metric:
     error at rounding level): another machine reproduces it to a tight tolerance. False for what
     training or float kernels compute: across numerics it is compared as a distribution. A
     callable decides from the run's resolved config."""
+    structural: bool = False
+    """The value is fixed by the protocol's structure or exact algebra (a round count, a byte count,
+    an equality with the centralised solution, what the coordinator holds), not by how well the
+    models learned: a claim on it counts as an analytic and structural check."""
+    learned: bool = True
+    """False for a measured cost of a real pipeline (a time, an energy, a saved fraction): it
+    depends on the machine, not on how far the models learned, so no learning level applies."""
+    smallest_effect: float | None = None
+    """The smallest difference in this metric that is evidence of an ordering (in its unit): a
+    claim that A is above B resting on less is reported as weak evidence."""
 
     def is_deterministic(self, config: Mapping[str, Any]) -> bool:
         return self.deterministic(config) if callable(self.deterministic) else bool(self.deterministic)
@@ -79,6 +89,28 @@ training; `analytic`: the runs compute a rule, a count or a coverage without tra
 so their records are the same at every profile that resolves to the same config."""
 
 
+def classified(metrics: Mapping[str, Metric], structural: tuple[str, ...] = (), costs: tuple[str, ...] = (),
+               smallest_effects: Mapping[str, float] | None = None) -> dict[str, Metric]:
+    """A kind's metrics with the named ones marked structural, as costs (not learned) or with
+    their smallest effect of interest (one table per kind instead of a flag in every entry)."""
+    unknown = (set(structural) | set(costs) | set(smallest_effects or {})) - set(metrics)
+    if unknown:
+        raise KeyError(f"no such metrics: {sorted(unknown)}")
+    return {name: replace(metric, structural=metric.structural or name in structural,
+                          learned=metric.learned and name not in costs,
+                          smallest_effect=(smallest_effects or {}).get(name, metric.smallest_effect))
+            for name, metric in metrics.items()}
+
+
+@dataclass(frozen=True)
+class Learning:
+    """How far a kind's models learned: the metric read as accuracy (in %) and the accuracy of a
+    uniform guess, from a run's resolved config (`harness.levels`)."""
+
+    metric: str
+    chance: Callable[[Mapping[str, Any]], float]
+
+
 @dataclass(frozen=True)
 class ExperimentKind:
     """A kind of experiment: the module that runs it and how its records are read.
@@ -100,6 +132,8 @@ class ExperimentKind:
     code_sources: Callable[[BaseModel], list[str]] = lambda config: []
     """Code a run loads by name from its config (a user's policy: a module name or a file path),
     hashed into the run's key beside the runner's import closure."""
+    learning: Learning | None = None
+    """How the level its models learned to is read (None: the kind trains nothing)."""
 
     @property
     def module(self) -> ModuleType:

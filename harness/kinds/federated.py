@@ -8,7 +8,7 @@ import numpy as np
 
 from harness.kinds import federated_adaptation as adaptation
 from harness.kinds import federated_updates as updates
-from harness.kinds.base import ClientQuantity, ExperimentKind, Metric, Plot
+from harness.kinds.base import ClientQuantity, ExperimentKind, Learning, Metric, Plot, classified
 
 
 def _accuracies(result) -> list[tuple[int, float]]:
@@ -179,12 +179,25 @@ def _draw_allocations(ax, results_by_variant, labels):
     ax.set_title(f"{labels[variant]}, first seed", fontsize=8)
 
 
+ACCURACY_POINTS = 0.1
+"""Accuracy differences below the papers' printed resolution (0.1 points) are no evidence of an ordering."""
+LOSS_NATS = 0.01
+"""Cross-entropy differences below 0.01 nats are no evidence of an ordering."""
+
+
+def _chance(config) -> float:
+    """100 / classes: the image models' classes, the character model's vocabulary."""
+    model = config["model"]
+    return 100.0 / (model.get("num_classes") or model["vocab_size"])
+
+
 FEDERATED_TRAINING = ExperimentKind(
     name="federated_training",
     evidence="empirical",
     description="Federated (sub-)model training with a composed allocation policy, local objective and aggregator.",
     runner="harness.runners.federated",
-    metrics={
+    learning=Learning("end_accuracy", _chance),
+    metrics=classified({
         "final_accuracy": Metric("test accuracy (%) at the last evaluation", _final_accuracy, unit="%"),
         "best_accuracy": Metric("highest test accuracy (%) over the evaluations", _best_accuracy, unit="%"),
         "end_accuracy": Metric("test accuracy (%) at the end of training, averaged over the evaluations of the "
@@ -193,14 +206,14 @@ FEDERATED_TRAINING = ExperimentKind(
                                    "minus its end value (percentage points)", _peak_to_end_drop, unit="points"),
         "peak_to_final_drop": Metric("best minus final test accuracy (percentage points)",
                                      lambda r, a: _best_accuracy(r, a) - _final_accuracy(r, a), unit="points"),
-        "final_loss": Metric("test cross-entropy at the last evaluation", _final_loss),
+        "final_loss": Metric("test cross-entropy at the last evaluation", _final_loss, unit="nats"),
         "min_loss": Metric("lowest test cross-entropy over the evaluations",
-                           lambda r, a: float(np.nanmin(_losses(r))) if _losses(r) else math.nan),
+                           lambda r, a: float(np.nanmin(_losses(r))) if _losses(r) else math.nan, unit="nats"),
         "end_loss": Metric("test cross-entropy at the end of training, averaged over the evaluations of the last "
-                           "10% of rounds", _end_loss),
+                           "10% of rounds", _end_loss, unit="nats"),
         "loss_rise_after_min": Metric("end value of the smoothed test-loss curve (mean over a window of 10% of the "
                                       "rounds) minus its minimum: 0 when the loss falls to the very end",
-                                      _loss_rise_after_min),
+                                      _loss_rise_after_min, unit="nats"),
         "mean_capacity": Metric("mean over rounds of the participants' mean width", _mean_capacity,
                                 numerics_invariant=_allocation_is_static),
         "diverged": Metric("1 if a loss or parameter became non-finite, else 0", lambda r, a: float(r["diverged"])),
@@ -234,7 +247,10 @@ FEDERATED_TRAINING = ExperimentKind(
                                          adaptation.allocation_mean_lowest),
         "allocation_mean_highest": Metric("highest mean allocation over the clients across adaptation steps "
                                           "(HAS-FL)", adaptation.allocation_mean_highest),
-    },
+    }, structural=("changed_outside_union", "chance_accuracy"),
+        smallest_effects={**dict.fromkeys(("final_accuracy", "best_accuracy", "end_accuracy", "peak_to_end_drop",
+                                           "peak_to_final_drop", "accuracy_above_chance"), ACCURACY_POINTS),
+                          **dict.fromkeys(("final_loss", "min_loss", "end_loss", "loss_rise_after_min"), LOSS_NATS)}),
     client_quantities={
         "h_tilde": ClientQuantity("final smoothed heterogeneity estimate H~ (HAS-FL)", _h_tilde),
         "p_max": ClientQuantity("capacity cap", lambda r: [float(c) for c in r["caps"]], numerics_invariant=True),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from harness.kinds.base import ExperimentKind, Metric, Plot
+from harness.kinds.base import ExperimentKind, Learning, Metric, Plot, classified
 
 
 def _field(key: str):
@@ -90,6 +90,20 @@ def _draw_pipeline_seconds(ax, results_by_variant, labels):
           "seconds of the whole pipeline from images")
 
 
+STRUCTURAL = ("rounds", "max_abs_diff_to_centralised", "accuracy_gap_to_centralised", "prediction_disagreement",
+              "encrypted_to_plain_payload_ratio", "upload_bytes_per_client", "total_bytes", "total_bytes_full_network",
+              "coordinator_recovers_client_moments", "coordinator_moment_relative_error",
+              "coordinator_label_inference_accuracy", "coordinator_holds_secret_key", "coordinator_could_decrypt",
+              "clients_used", "clients_skipped")
+"""Protocol structure and exact algebra: one round, federated = centralised, byte counts, what the
+coordinator holds and can learn. They hold however well the frozen backbone's features separate."""
+COSTS = ("encryption_overhead_fraction", "encryption_overhead_fraction_with_context",
+         "pipeline_encryption_overhead_fraction", "pipeline_encryption_overhead_fraction_with_context",
+         "wall_seconds", "pipeline_seconds", "pipeline_energy_joules", "pipeline_cpu_seconds",
+         "energy_saved_fraction", "pipeline_seconds_saved_fraction", "feature_seconds")
+CLASSES = {"cifar10": 10}
+"""Classes of the data sets FedHENet's runner reads (chance is 100 / classes)."""
+
 FEDHENET = ExperimentKind(
     name="fedhenet",
     evidence="empirical",
@@ -97,7 +111,8 @@ FEDHENET = ExperimentKind(
                 "last-layer FedAvg/FedProx baseline, on cached features or as each method's whole pipeline "
                 "from images.",
     runner="harness.runners.fedhenet",
-    metrics={
+    learning=Learning("accuracy", lambda config: 100.0 / CLASSES[config["data"]["name"]]),
+    metrics=classified({
         "accuracy": Metric("test accuracy of the trained output layer", lambda r, a: 100.0 * r["accuracy"], unit="%"),
         "rounds": Metric("communication rounds of training", lambda r, a: float(r["rounds"]), unit="rounds",
                          deterministic=True, numerics_invariant=True),
@@ -191,7 +206,7 @@ FEDHENET = ExperimentKind(
                                deterministic=_sizes_fixed_by_config, numerics_invariant=True),
         "clients_skipped": Metric("clients without data (left out)", lambda r, a: float(r["clients_skipped"]),
                                   deterministic=_sizes_fixed_by_config, numerics_invariant=True),
-    },
+    }, structural=STRUCTURAL, costs=COSTS, smallest_effects={"accuracy": 0.1}),
     plots={
         "accuracy_bars": Plot("test accuracy per variant", _draw_accuracy),
         "bytes_bars": Plot("total bytes per variant (log scale)", _draw_bytes),

@@ -276,6 +276,20 @@ class Skip(StrictModel):
     skip: Annotated[str, Field(min_length=3)]
 
 
+def admitted_range(expectation) -> tuple[float, float] | None:
+    """The closed range a range expectation admits (`between`, `approx`, `equals`, and
+    `equivalent_within` as ±bound); None for a bound or another test."""
+    if isinstance(expectation, Between):
+        return expectation.between[0], expectation.between[1]
+    if isinstance(expectation, Approx):
+        return expectation.approx - expectation.half_width, expectation.approx + expectation.half_width
+    if isinstance(expectation, Equals):
+        return expectation.equals - expectation.tolerance, expectation.equals + expectation.tolerance
+    if isinstance(expectation, Equivalent):
+        return -expectation.equivalent_within, expectation.equivalent_within
+    return None
+
+
 EXPECTATION_KEYS = ("between", "approx", "equals", "below", "above", "not_above", "not_below", "order",
                     "equivalent_within", "within_spread_of", "skip")
 
@@ -342,4 +356,15 @@ class ClaimFile(StrictModel):
     paper: Identifier
     title: str
     reference: str
+    central: list[ClaimId] = Field(default_factory=list)
+    """The claims of the paper's abstract and conclusion: REPORT.md's digest opens with them."""
     claims: list[Claim] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _central_claims_exist(self):
+        ids = {claim.id for claim in self.claims}
+        missing = [claim_id for claim_id in self.central if claim_id not in ids]
+        if missing:
+            raise PydanticCustomError("unknown_central_claim", "central names claims this file does not hold: "
+                                      "{missing}", {"missing": ", ".join(missing)})
+        return self
