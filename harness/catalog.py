@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from harness.configs import deep_merge, resolved_config  # noqa: F401 (deep_merge: part of this module's API)
+from harness.design import design_problems
 from harness.errors import Problem, SpecError, closest, did_you_mean, format_field
 from harness.kinds import KINDS
 from harness.kinds.base import ExperimentKind
@@ -512,7 +513,8 @@ def describe_expectation(expectation) -> str:
 
 
 def load_catalog(claims_dir: Path, specs_dir: Path, root: Path | None = None) -> Catalog:
-    """Load everything; raise SpecError listing every problem found."""
+    """Load everything; raise SpecError listing every problem found. A catalog whose files are valid is
+    then checked for expectations no number of seeds can decide (`harness.design`)."""
     problems: list[Problem] = []
     specs = load_specs(specs_dir, root, problems)
     spec_ids = set(specs) | _declared_experiment_ids(specs_dir)
@@ -520,7 +522,11 @@ def load_catalog(claims_dir: Path, specs_dir: Path, root: Path | None = None) ->
     studies = load_studies(specs, claims, _declared_claim_ids(claims_dir), problems)
     if problems:
         raise SpecError(problems)
-    return Catalog(specs, claims, papers, studies)
+    catalog = Catalog(specs, claims, papers, studies)
+    problems = design_problems(catalog)
+    if problems:
+        raise SpecError(problems)
+    return catalog
 
 
 def _declared_experiment_ids(specs_dir: Path) -> set[str]:

@@ -1,0 +1,449 @@
+"""Decidable by design: whether a claim's PASS and FAIL are reachable at all, and the seeds each needs.
+
+Computed before any run, from the design alone: the profile's seeds, the clients per run (for a
+correlation), the test the verifier applies (`harness.verify`), the width of the expected range
+and a planning spread. The rule, per test:
+
+- A value fixed by its config (a metric the kind declares deterministic, for every variant the
+  claim reads) is compared directly: always decidable, on one seed; so is one fixed by the
+  protocol's structure or exact algebra (a `structural` metric) read on every seed.
+- A range (`between`, `approx`, `equals`, `equivalent_within`) tested on the mean over seeds PASSes
+  only when the mean's (1 − 2α) t-interval fits inside it, so it needs n seeds with
+  2 · t(α, n − 1) · σ / √n ≤ its width (σ the planning spread); FAIL (the interval wholly outside)
+  needs 2 seeds. A range of width 0 on a value that varies with the seed can never PASS.
+- A correlation range read on every seed (`of: every_seed`) PASSes only when each seed's own
+  (1 − 2α) Fisher-z interval, 2 · z(α) / √(n − 3 − controls) wide over n clients, fits inside the
+  range in z: that width does not shrink with seeds, so where it is wider the claim can never PASS.
+- A correlation range pooled over seeds (`of: mean`: random effects, Hartung-Knapp on S − 1 df)
+  needs S seeds with 2 · t(α, S − 1) · √((1/(n − 3 − controls) + τ²) / S) ≤ its width in z
+  (one seed: the normal interval of that seed alone).
+- A bound (`below`, `above`, `not_above`, `not_below`) on the mean needs 2 seeds either way. On
+  every seed of a value that varies with the seed, a bound, a range that is not one exact value and
+  an `order` are sign counts: PASS needs all n seeds on the claimed side and 0.5^n ≤ α (5 seeds at
+  α = 0.05), FAIL one seed; for 'not beyond' (`not_above`, `not_below`) the other way round. A
+  bound on a correlation is decided by Fisher z from one seed (on every seed, its misses Holm-
+  corrected across seeds: the FAIL level only).
+- An `order` of means needs 2 seeds; `within_spread_of` 2; a ratio of seed spreads
+  (`spread`), tested on its log with standard error √(1/(n − 1)), needs n seeds with
+  2 · z(α) · √(1/(n − 1)) ≤ the log of its range's ratio (2 for a bound).
+
+Reachability (at some number of seeds) is judged at the most favourable spread: no spread between
+seeds (τ = 0) and, for a Spearman correlation, the variance of r = 0. The seeds each verdict
+needs are judged at the planning spread: a metric's seed standard deviation (the largest of the
+series the claim reads) and a correlation's between-seed τ² (DerSimonian-Laird), from stored
+records where they exist (the per-seed numbers of the committed baseline `baselines/<profile>.json`,
+which `fedclaims baseline update` records from the results store; the store itself is keyed by the
+data sets' fingerprints, which validation does not survey). Otherwise the defaults: for a
+correlation the per-seed sampling variance from the clients, 1/(n − 3 − controls), plus
+τ = `DEFAULT_TAU` between seeds; for a metric none (its units are the metric's), so a mean range
+without stored records is reachable from 2 seeds and its further needs are left to the spread
+the runs show. Several variants lower the FAIL level only (Holm over them), which no figure here
+depends on; a family's Holm step-down across claims is not modelled (it can only raise the seeds a
+member needs).
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scipy import stats as scipy_stats
+
+from harness.errors import Problem
+from harness.schema import claim as schema
+from harness.stats import PRACTICAL_UNITS, Correlation, pooled_correlation, sign_test_seeds
+
+if TYPE_CHECKING:
+    from harness.catalog import Catalog, LoadedClaim, LoadedSpec
+
+DEFAULT_TAU = 0.1
+"""Between-seed standard deviation of a correlation's Fisher z where no stored records give one:
+about what Table 4 of the HAS-FL paper shows over its own three seeds and what 20 clients already
+explain (DerSimonian-Laird τ² is 0 for five of its six dataset × column series, 0.011 for CIFAR-10's
+r(p, TV | p^max))."""
+
+RULES = [
+    "`fedclaims validate` checks, before any run and from the design alone (the profile's seeds, the clients per "
+    "run, the test, the width of the range and a planning spread), that each claim's PASS and FAIL are reachable "
+    "at some number of seeds under its test (`harness.design`). It refuses a claim where one is not (file, line "
+    "and field, with the reason and what would make it decidable) and lists, without failing, the claims whose "
+    "profile has fewer seeds than they need; `fedclaims design` prints every claim's figures.",
+    "A range on the mean over seeds needs n seeds with 2 · t(α, n − 1) · σ / √n ≤ its width (σ the planning "
+    "spread), and cannot PASS at width 0 on a value that varies with the seed. A correlation range on every seed "
+    "needs each seed's own (1 − 2α) Fisher-z interval, 2 · z(α) / √(n − 3 − controls) wide over n clients, to fit "
+    "inside the range in z: no number of seeds narrows it, so where it is wider the claim is refused (pool it over "
+    "seeds with `of: mean`). Pooled (random effects, Hartung-Knapp) it needs S seeds with "
+    "2 · t(α, S − 1) · √((1/(n − 3 − controls) + τ²) / S) ≤ the range's width in z. A ratio of seed spreads needs "
+    "n seeds of each with 2 · z(α) · √(1/(n − 1)) ≤ the log of its range's ratio.",
+    "On every seed of a value that varies with the seed, a bound, a range that is not one exact value and an "
+    "`order` are sign counts: PASS needs all n seeds and 0.5^n ≤ α (5 seeds at α = 0.05), FAIL one seed (for "
+    "`not_above` and `not_below` the other way round). Tests of the mean need 2 seeds; a correlation bound is "
+    "decided from one seed; a value fixed by its config (every variant's metric declared deterministic) is "
+    "always decidable on one seed.",
+    "Reachability is judged at the most favourable spread (none between seeds); the seeds needed at the planning "
+    "spread: from the per-seed numbers of the committed baseline (`baselines/<profile>.json`, recorded from the "
+    "results store) where it holds the claim, otherwise for a correlation its per-seed sampling variance "
+    f"1/(n − 3 − controls) plus τ = {DEFAULT_TAU} in z between seeds, and for a metric no default (its units are "
+    "its own): a range of its mean without stored numbers is reachable from 2 seeds.",
+]
+
+
+SeriesNumbers = Mapping[str, Mapping[str, Any]]
+"""The stored numbers of a claim's series at a profile: label -> {values, std, n, clients, ...}."""
+SpreadSource = Callable[[str, str], SeriesNumbers | None]
+"""(claim id, profile) -> the stored numbers of the claim's series there, or None."""
+Reading = tuple[bool, bool, int | None, int | None, str, str]
+"""(PASS reachable, FAIL reachable, seeds PASS needs, seeds FAIL needs, reason, planning spread)."""
+
+
+@dataclass(frozen=True)
+class Design:
+    """What a claim's test can decide at a profile, before any run.
+
+    `pass_seeds` / `fail_seeds`: the fewest seeds at which that verdict is reachable at the
+    planning spread (None where it is unreachable, or needs more than PRACTICAL_UNITS seeds).
+    """
+
+    claim: str
+    profile: str
+    seeds: int
+    pass_reachable: bool
+    fail_reachable: bool
+    pass_seeds: int | None
+    fail_seeds: int | None
+    reason: str
+    spread: str = ""
+
+    @property
+    def decidable(self) -> bool:
+        return self.pass_reachable and self.fail_reachable
+
+    @property
+    def seeds_needed(self) -> int | None:
+        """Seeds at which both PASS and FAIL are reachable (None: not at any practical number)."""
+        if self.pass_seeds is None or self.fail_seeds is None:
+            return None
+        return max(self.pass_seeds, self.fail_seeds)
+
+    @property
+    def short_of_seeds(self) -> bool:
+        """Decidable, but not at the profile's seeds: more seeds would decide it."""
+        return self.decidable and (self.seeds_needed is None or self.seeds_needed > self.seeds)
+
+    def text(self) -> str:
+        needed = (f"needs {self.seeds_needed} seeds" if self.seeds_needed is not None
+                  else f"needs more than {PRACTICAL_UNITS} seeds")
+        spread = f"; planning spread: {self.spread}" if self.spread else ""
+        return f"{self.claim} at {self.profile}: {needed}, the profile has {self.seeds} ({self.reason}{spread})"
+
+
+# --- the planning spread ----------------------------------------------------------------
+
+def baseline_spreads(folder: Path) -> SpreadSource:
+    """Stored numbers from the committed baselines in `folder` (`<profile>.json`), read once each."""
+    loaded: dict[str, dict] = {}
+
+    def numbers(claim_id: str, profile: str) -> SeriesNumbers | None:
+        if profile not in loaded:
+            path = Path(folder) / f"{profile}.json"
+            try:
+                loaded[profile] = json.loads(path.read_text(encoding="utf-8")).get("claims", {})
+            except (OSError, ValueError, AttributeError):
+                loaded[profile] = {}
+        entry = loaded[profile].get(claim_id) or {}
+        found = {label: data for label, data in (entry.get("numbers") or {}).items()
+                 if not label.startswith("spread reference:")}
+        return found or None
+
+    return numbers
+
+
+def no_stored_spreads(claim_id: str, profile: str) -> None:
+    """The defaults only."""
+    return None
+
+
+def _stored_sd(numbers: SeriesNumbers | None) -> tuple[float, int] | None:
+    """The largest seed standard deviation among the stored series, and their fewest seeds."""
+    if not numbers:
+        return None
+    pairs = [(data.get("std"), data.get("n") or 0) for data in numbers.values()]
+    if not pairs or any(not isinstance(sd, (int, float)) or not math.isfinite(sd) or n < 2 for sd, n in pairs):
+        return None
+    return max(float(sd) for sd, _ in pairs), min(n for _, n in pairs)
+
+
+def _stored_tau_squared(numbers: SeriesNumbers | None, controls: int) -> tuple[float, int] | None:
+    """The largest DerSimonian-Laird τ² among the stored correlation series, and their fewest seeds."""
+    if not numbers:
+        return None
+    found = []
+    for data in numbers.values():
+        values, clients = data.get("values") or {}, data.get("clients") or {}
+        if len(values) < 2 or any(not isinstance(r, (int, float)) or not math.isfinite(r) for r in values.values()):
+            return None
+        per_seed = [Correlation(float(r), math.nan, math.nan, math.nan, int(clients.get(seed, 0)), controls)
+                    for seed, r in values.items()]
+        if any(c.weight < 1 for c in per_seed):
+            return None
+        found.append((pooled_correlation(per_seed).tau_squared, len(per_seed)))
+    return (max(t for t, _ in found), min(n for _, n in found)) if found else None
+
+
+# --- the design of one claim at one profile -------------------------------------------
+
+def _t(alpha: float, df: int | None) -> float:
+    return float(scipy_stats.norm.isf(alpha) if df is None else scipy_stats.t.isf(alpha, df))
+
+
+def _z(r: float) -> float:
+    return math.atanh(max(min(r, 1 - 1e-12), -1 + 1e-12))
+
+
+def _fewest_seeds(fits: Callable[[int], bool], start: int) -> int | None:
+    """The smallest n in [start, PRACTICAL_UNITS] at which `fits` holds (monotone in n)."""
+    if not fits(PRACTICAL_UNITS):
+        return None
+    low, high = start - 1, PRACTICAL_UNITS
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if fits(middle) else (middle, high)
+    return high
+
+
+def mean_range_seeds(width: float, sd: float, alpha: float) -> int | None:
+    """Seeds at which the mean's (1 − 2α) t-interval, at seed spread `sd`, fits a range of `width`."""
+    if sd == 0.0:
+        return 2
+    return _fewest_seeds(lambda n: 2 * _t(alpha, n - 1) * sd / math.sqrt(n) <= width, 2)
+
+
+def pooled_range_seeds(width_z: float, weight: float, tau_squared: float, alpha: float) -> int | None:
+    """Seeds at which a random-effects pool of Fisher z (per-seed weight n − 3 − controls, between-seed
+    variance τ²) has a (1 − 2α) Hartung-Knapp interval that fits a range `width_z` wide in z."""
+    def fits(seeds: int) -> bool:
+        if seeds == 1:
+            return 2 * _t(alpha, None) / math.sqrt(weight) <= width_z
+        return 2 * _t(alpha, seeds - 1) * math.sqrt((1 / weight + tau_squared) / seeds) <= width_z
+
+    return _fewest_seeds(fits, 1)
+
+
+def clients_per_run(config: Any) -> int | None:
+    """The `num_clients` a resolved config sets (anywhere in it), if any."""
+    if isinstance(config, Mapping):
+        if isinstance(config.get("num_clients"), int):
+            return config["num_clients"]
+        for value in config.values():
+            found = clients_per_run(value)
+            if found is not None:
+                return found
+    return None
+
+
+def _configs(target: "LoadedSpec", variants: list[str], profile: str) -> list[dict]:
+    return [target.resolve(variant, profile).model_dump(mode="json") for variant in variants]
+
+
+def _fixed_by_config(target: "LoadedSpec", obs, configs: list[dict]) -> bool:
+    """Every value the claim reads is fixed by its run's config (one seed decides)."""
+    if isinstance(obs, (schema.CorrelationObservation, schema.SpreadObservation)):
+        return False
+    metric = target.kind.metrics.get(obs.metric)
+    return metric is not None and all(metric.is_deterministic(config) for config in configs)
+
+
+def _structural(target: "LoadedSpec", obs) -> bool:
+    metric = target.kind.metrics.get(getattr(obs, "metric", ""))
+    return metric is not None and metric.structural
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def _correlation_design(obs: schema.CorrelationObservation, expectation, clients: int | None,
+                        numbers: SeriesNumbers | None) -> Reading:
+    controls = 1 if obs.given else 0
+    if clients is None:
+        return True, True, 1, 1, "clients per run unknown: judged reachable", ""
+    weight = clients - 3 - controls
+    if weight < 1:
+        reason = f"{clients} clients per run leave no Fisher-z interval (it needs at least {4 + controls})"
+        return False, False, None, None, reason, ""
+    if schema.admitted_range(expectation) is None:
+        return True, True, 1, 1, f"a bound on Fisher z over {clients} clients, decided from one seed", ""
+    if expectation.of == "every_seed":
+        return _per_seed_range_design(expectation, clients, controls)
+    return _pooled_range_design(expectation, clients, controls, numbers)
+
+
+def _per_seed_range_design(expectation, clients: int, controls: int) -> Reading:
+    """A correlation range on every seed: each seed's own interval must fit, whatever the seeds."""
+    low, high = schema.admitted_range(expectation)
+    alpha, weight = expectation.alpha, clients - 3 - controls
+    width_z = _z(high) - _z(low)
+    fail_seeds = 1 if low > -1.0 or high < 1.0 else None
+    interval = 2 * _t(alpha, None) / math.sqrt(weight)
+    if interval <= width_z:
+        return True, fail_seeds is not None, 1, fail_seeds, (f"each seed's {1 - 2 * alpha:.0%} Fisher-z interval "
+                                                             f"over {clients} clients is {_fmt(interval)} wide in z, "
+                                                             f"within the range's {_fmt(width_z)}"), ""
+    clients_needed = math.ceil((2 * _t(alpha, None) / width_z) ** 2 - 1e-9) + 3 + controls
+    se_text = f"√(1/{weight})" + (", partial on one quantity" if controls else "")
+    reason = (f"each seed's {1 - 2 * alpha:.0%} Fisher-z interval over {clients} clients (se {se_text}) is "
+              f"{_fmt(interval)} wide in z, the range [{low:g}, {high:g}] only {_fmt(width_z)}, and more seeds do "
+              f"not narrow it: a seed's interval fits only with {clients_needed} clients per run; read the "
+              "correlation pooled over seeds (`of: mean`)")
+    return False, fail_seeds is not None, None, fail_seeds, reason, ""
+
+
+def _pooled_range_design(expectation, clients: int, controls: int, numbers: SeriesNumbers | None) -> Reading:
+    """A correlation range pooled over seeds by random effects: its interval narrows with the seeds."""
+    low, high = schema.admitted_range(expectation)
+    alpha, weight = expectation.alpha, clients - 3 - controls
+    width_z = _z(high) - _z(low)
+    fail_seeds = 1 if low > -1.0 or high < 1.0 else None
+    stored = _stored_tau_squared(numbers, controls)
+    tau_squared, between = ((stored[0], f"τ² = {_fmt(stored[0])} from {stored[1]} stored seeds") if stored else
+                            (DEFAULT_TAU ** 2, f"τ = {DEFAULT_TAU} between seeds (default)"))
+    spread = f"per-seed sampling variance 1/{weight} over {clients} clients, {between}"
+    if width_z <= 0.0:
+        return False, fail_seeds is not None, None, fail_seeds, "a range of width 0 is never a pooled interval", spread
+    seeds = pooled_range_seeds(width_z, weight, tau_squared, alpha)
+    reason = (f"the pooled {1 - 2 * alpha:.0%} Hartung-Knapp interval of Fisher z fits the range's {_fmt(width_z)} "
+              f"in z from {seeds} seeds" if seeds is not None else
+              f"the pooled interval fits the range's {_fmt(width_z)} in z only beyond {PRACTICAL_UNITS} seeds")
+    return True, fail_seeds is not None, seeds, fail_seeds, reason, spread
+
+
+def _value_design(expectation, numbers: SeriesNumbers | None) -> Reading:
+    alpha = expectation.alpha
+    if getattr(expectation, "of", "mean") == "every_seed":
+        return _every_seed_design(expectation)
+    bounds = schema.admitted_range(expectation)
+    if bounds is None:
+        return True, True, 2, 2, "a one-sided t-test of the mean needs 2 seeds", ""
+    width = bounds[1] - bounds[0]
+    if width <= 0.0:
+        return False, True, None, 2, ("a range of width 0 on the mean of a value that varies with the seed: a "
+                                      "t-interval is never a single point"), ""
+    stored = _stored_sd(numbers)
+    if stored is None:
+        return True, True, 2, 2, f"the mean's {1 - 2 * alpha:.0%} t-interval must fit a range {_fmt(width)} wide " \
+                                 "(no stored spread: from 2 seeds if the spread allows)", "none stored"
+    sd, n = stored
+    seeds = mean_range_seeds(width, sd, alpha)
+    reason = (f"the mean's {1 - 2 * alpha:.0%} t-interval fits the range's {_fmt(width)} from {seeds} seeds"
+              if seeds is not None else
+              f"the mean's t-interval fits the range's {_fmt(width)} only beyond {PRACTICAL_UNITS} seeds")
+    return True, True, seeds, 2, reason, f"seed sd {_fmt(sd)} from {n} stored seeds"
+
+
+def _every_seed_design(expectation) -> Reading:
+    """Every seed of a value that varies with the seed: a sign count, except for an exact value."""
+    alpha = expectation.alpha
+    needed = sign_test_seeds(alpha)
+    bounds = schema.admitted_range(expectation)
+    if bounds is not None and bounds[0] == bounds[1]:
+        return True, True, 1, 1, "an exact value read on every seed", ""
+    if getattr(expectation, "negated", False):
+        return True, True, 1, needed, (f"'not beyond' on every seed is a sign count: FAIL needs the seeds beyond "
+                                       f"the bound significant, all n of them with 0.5^n ≤ α = {alpha:g}"), ""
+    return True, True, needed, 1, (f"every seed of a value that varies with the seed is a sign count: PASS needs "
+                                   f"all n seeds and 0.5^n ≤ α = {alpha:g}"), ""
+
+
+def _spread_design(expectation) -> Reading:
+    bounds = schema.admitted_range(expectation)
+    if bounds is None:
+        return True, True, 2, 2, "a bound on the log ratio of seed spreads needs 2 seeds of each", ""
+    width = math.log(bounds[1] / bounds[0])
+    if width <= 0.0:
+        return False, True, None, 2, "a range of width 0 on a ratio of seed spreads is never an interval", ""
+    z = _t(expectation.alpha, None)
+    seeds = _fewest_seeds(lambda n: 2 * z * math.sqrt(1 / (n - 1)) <= width, 2)
+    return True, True, seeds, 2, (f"the log ratio's interval (se √(1/(n − 1))) fits the range's {_fmt(width)} "
+                                  f"from {seeds} seeds of each"), ""
+
+
+def design_of(catalog: "Catalog", claim_id: str, profile: str,
+              spreads: SpreadSource = no_stored_spreads) -> Design | None:
+    """The design of one claim at one profile (None where it states no expectation or skips)."""
+    loaded = catalog.claim(claim_id)
+    claim = loaded.claim
+    expectation = claim.expect.get(profile)
+    target = catalog.specs[claim.experiment]
+    if expectation is None or isinstance(expectation, schema.Skip) or profile not in target.spec.profiles:
+        return None
+    seeds = len(target.spec.profiles[profile].seeds)
+    obs = claim.observe
+    configs = _configs(target, list(obs.variants), profile)
+    numbers = spreads(claim_id, profile)
+
+    def made(found: Reading) -> Design:
+        return Design(claim_id, profile, seeds, *found[:5], spread=found[5])
+
+    if _fixed_by_config(target, obs, configs):
+        return made((True, True, 1, 1, "fixed by the config: compared directly", ""))
+    if getattr(expectation, "of", "mean") == "every_seed" and _structural(target, obs):
+        return made((True, True, 1, 1, "fixed by the protocol's structure or exact algebra: each seed is read "
+                                       "directly", ""))
+    if isinstance(obs, schema.CorrelationObservation):
+        counts = [clients_per_run(config) for config in configs]
+        clients = min(counts) if all(c is not None for c in counts) else None
+        return made(_correlation_design(obs, expectation, clients, numbers))
+    if isinstance(obs, schema.SpreadObservation):
+        return made(_spread_design(expectation))
+    if isinstance(expectation, schema.Order):
+        if expectation.of == "every_seed":
+            return made((True, True, sign_test_seeds(expectation.alpha), 1,
+                         f"every pair in order on every seed is a sign count per pair: PASS needs all n seeds and "
+                         f"0.5^n ≤ α = {expectation.alpha:g}", ""))
+        return made((True, True, 2, 2, "paired t-tests of adjacent pairs need 2 seeds", ""))
+    if isinstance(expectation, schema.WithinSpread):
+        return made((True, True, 2, 2, "equivalence within a seed spread needs 2 seeds (more as the spreads "
+                                       "demand)", ""))
+    return made(_value_design(expectation, numbers))
+
+
+def _declared_profiles(catalog: "Catalog", loaded: "LoadedClaim") -> list[str]:
+    """The profiles a claim states expectations at in its file (a study's points inherit their base's)."""
+    from harness.studies import generated_profiles
+    points = generated_profiles(catalog.studies.values())
+    return [profile for profile in loaded.claim.expect if profile not in points]
+
+
+def designs(catalog: "Catalog", spreads: SpreadSource = no_stored_spreads) -> list[Design]:
+    """The design of every claim at every profile it states an expectation at."""
+    found = []
+    for loaded in catalog.claims:
+        for profile in _declared_profiles(catalog, loaded):
+            design = design_of(catalog, loaded.id, profile, spreads)
+            if design is not None:
+                found.append(design)
+    return found
+
+
+def design_problems(catalog: "Catalog") -> list[Problem]:
+    """Each expectation whose PASS or FAIL no number of seeds can reach, at its file, line and field.
+
+    Reachability does not depend on a planning spread, so no stored numbers are read."""
+    problems = []
+    for design in designs(catalog):
+        if design.decidable:
+            continue
+        loaded = catalog.claim(design.claim)
+        missing = " and ".join(v for v, ok in (("PASS", design.pass_reachable), ("FAIL", design.fail_reachable))
+                               if not ok)
+        problems.append(loaded.doc.problem((*loaded.path, "expect", design.profile),
+                                           f"{missing} unreachable at any number of seeds: {design.reason}"))
+    return problems
+
+
+def short_of_seeds(found: list[Design]) -> list[Design]:
+    """The decidable designs whose profile has fewer seeds than they need."""
+    return [design for design in found if design.short_of_seeds]

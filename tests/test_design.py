@@ -1,0 +1,240 @@
+"""Decidable by design (harness.design): validation refuses a claim no number of seeds can decide,
+lists those whose profile has too few, and its figures agree with what the verifier decides.
+
+The catalog tests copy the shipped claims/ and specs/ into a temporary project and add one claim
+file; the cross-checks run the verifier on synthetic observations at the design's boundary.
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from harness import cli
+from harness.catalog import load_catalog
+from harness.design import (DEFAULT_TAU, baseline_spreads, design_of, designs, mean_range_seeds, pooled_range_seeds,
+                            short_of_seeds)
+from harness.errors import SpecError
+from harness.observe import Observed, Series
+from harness.schema import claim as schema
+from harness.stats import Correlation
+from harness.verify import INCONCLUSIVE, PASS, evaluate
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE4 = (-0.845, -0.715)
+"""Table 4's r(H~, p_max) range, 'between −0.72 and −0.84', read with its rounding: 0.341 wide in z."""
+
+REFUSED = """\
+paper: hasfl
+title: Claims no number of seeds can decide
+reference: none
+claims:
+  - id: test.design.per-run-table4
+    statement: "The estimates correlate overwhelmingly with capacity (r between −0.72 and −0.84 on all six runs)."
+    source: "§4.4, Table 4"
+    experiment: hasfl-cifar10
+    observe: {correlation: [h_tilde, p_max], of: hasfl}
+    expect:
+      paper: {between: [-0.845, -0.715], of: every_seed}
+  - id: test.design.point-mean
+    statement: "The average capacity is 0.5."
+    source: "§4"
+    experiment: hasfl-cifar10
+    observe: {metric: mean_capacity, of: hasfl}
+    expect:
+      smoke: {between: [0.5, 0.5]}
+"""
+
+ACCEPTED = """\
+paper: hasfl
+title: Claims decidable by design
+reference: none
+claims:
+  - id: test.design.pooled-table4
+    statement: "The estimates correlate overwhelmingly with capacity (r between −0.72 and −0.84 on all six runs)."
+    source: "§4.4, Table 4"
+    experiment: hasfl-cifar10
+    observe: {correlation: [h_tilde, p_max], of: hasfl}
+    expect:
+      paper: {between: [-0.845, -0.715]}
+      smoke: {between: [-0.845, -0.715]}
+  - id: test.design.narrow-mean
+    statement: "The average capacity is 0.50 to 0.51."
+    source: "§4"
+    experiment: hasfl-cifar10
+    observe: {metric: mean_capacity, of: hasfl}
+    expect:
+      smoke: {between: [0.50, 0.51]}
+  - id: test.design.fixed-point
+    statement: "This happens at 1.4 for 0.75."
+    source: "§3.3"
+    experiment: hasfl-allocation-rule
+    observe: {metric: cap_reached_at, of: tier-0.75}
+    expect:
+      smoke: {between: [1.4, 1.4]}
+      standard: {between: [1.4, 1.4], of: every_seed}
+  - id: test.design.above-on-every-seed
+    statement: "Above chance on every seed."
+    source: "§4"
+    experiment: hasfl-cifar10
+    observe: {metric: final_accuracy, of: hasfl}
+    expect:
+      smoke: {above: 10.0, of: every_seed}
+"""
+
+STORED_SD = 0.05
+"""The seed spread of test.design.narrow-mean in the temporary project's smoke baseline."""
+
+
+def _project(root: Path, claims: str) -> Path:
+    shutil.copytree(REPO / "claims", root / "claims")
+    shutil.copytree(REPO / "specs", root / "specs")
+    (root / "claims" / "zz_design.yaml").write_text(claims, encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory) -> Path:
+    return _project(tmp_path_factory.mktemp("refused"), REFUSED)
+
+
+@pytest.fixture(scope="module")
+def accepted(tmp_path_factory) -> Path:
+    root = _project(tmp_path_factory.mktemp("accepted"), ACCEPTED)
+    values = {"0": 0.455, "1": 0.505, "2": 0.555}
+    numbers = {"HAS-FL (mean_capacity)": {"mean": 0.505, "std": STORED_SD, "n": 3, "values": values}}
+    (root / "baselines").mkdir()
+    (root / "baselines" / "smoke.json").write_text(json.dumps(
+        {"profile": "smoke", "claims": {"test.design.narrow-mean": {"status": "INCONCLUSIVE", "numbers": numbers}}}),
+        encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def catalog(accepted: Path):
+    return load_catalog(accepted / "claims", accepted / "specs", accepted)
+
+
+# --- validation ------------------------------------------------------------------------
+
+def test_the_per_run_table4_encoding_is_refused_at_its_file_line_and_field(refused: Path) -> None:
+    with pytest.raises(SpecError) as raised:
+        load_catalog(refused / "claims", refused / "specs", refused)
+    problems = {p.field: p for p in raised.value.problems if Path(p.file).name == "zz_design.yaml"}
+    assert set(problems) == {"claims[0].expect.paper", "claims[1].expect.smoke"}, raised.value.problems
+    per_run = problems["claims[0].expect.paper"]
+    assert (Path(per_run.file), per_run.line) == (Path("claims/zz_design.yaml"), 11)
+    assert "PASS unreachable at any number of seeds" in per_run.message
+    assert "0.798 wide in z" in per_run.message and "only 0.341" in per_run.message
+    assert "97 clients per run" in per_run.message and "`of: mean`" in per_run.message
+    point = problems["claims[1].expect.smoke"]
+    assert point.line == 18 and "a t-interval is never a single point" in point.message
+
+
+def test_fedclaims_validate_fails_naming_file_line_and_field(refused: Path, capsys) -> None:
+    assert cli.main(["--root", str(refused), "validate"]) == 2
+    err = capsys.readouterr().err
+    assert "claims/zz_design.yaml:11: claims[0].expect.paper: PASS unreachable" in err
+
+
+def test_the_pooled_encoding_is_accepted_with_the_seeds_it_needs(catalog) -> None:
+    at_paper = design_of(catalog, "test.design.pooled-table4", "paper")
+    at_smoke = design_of(catalog, "test.design.pooled-table4", "smoke")
+    for design in (at_paper, at_smoke):
+        assert design.pass_reachable and design.fail_reachable
+        assert design.seeds_needed == 9, design  # τ = 0.1 planning spread over 20 clients
+    assert at_paper.seeds == 9 and not at_paper.short_of_seeds
+    assert at_smoke.seeds == 3 and at_smoke.short_of_seeds
+
+
+def test_a_mean_range_narrower_than_the_stored_spread_allows_is_listed_with_its_seeds(catalog, accepted) -> None:
+    expected = next(n for n in range(2, 1000)
+                    if 2 * stats.t.isf(0.05, n - 1) * STORED_SD / math.sqrt(n) <= 0.01 + 1e-12)
+    found = designs(catalog, baseline_spreads(accepted / "baselines"))
+    narrow = next(d for d in found if d.claim == "test.design.narrow-mean")
+    assert narrow.decidable and narrow.seeds_needed == expected > narrow.seeds == 3
+    assert narrow in short_of_seeds(found) and "from 3 stored seeds" in narrow.spread
+    without_records = design_of(catalog, "test.design.narrow-mean", "smoke")
+    assert without_records.seeds_needed == 2 and not without_records.short_of_seeds
+
+
+def test_fedclaims_validate_passes_and_lists_the_claims_short_of_seeds(accepted: Path, capsys) -> None:
+    assert cli.main(["--root", str(accepted), "validate"]) == 0
+    out = capsys.readouterr().out
+    assert "test.design.pooled-table4 at smoke: needs 9 seeds, the profile has 3" in out
+    assert "test.design.narrow-mean at smoke: needs" in out
+    assert "test.design.pooled-table4 at paper" not in out
+
+
+def test_a_deterministic_metric_is_always_decidable_on_one_seed(catalog) -> None:
+    for profile in ("smoke", "standard"):
+        design = design_of(catalog, "test.design.fixed-point", profile)
+        assert design.decidable and design.seeds_needed == 1 and not design.short_of_seeds, design
+
+
+def test_a_bound_on_every_seed_of_a_varying_metric_is_a_sign_count(catalog) -> None:
+    design = design_of(catalog, "test.design.above-on-every-seed", "smoke")
+    assert (design.pass_seeds, design.fail_seeds, design.seeds) == (5, 1, 3) and design.short_of_seeds
+
+
+def test_the_shipped_claims_are_all_decidable_by_design() -> None:
+    shipped = load_catalog(REPO / "claims", REPO / "specs", REPO)
+    table4 = [design_of(shipped, c.id, "paper") for c in shipped.claims if c.id.startswith("hasfl.table4.")]
+    assert len(table4) == 6 and all(d.decidable and not d.short_of_seeds for d in table4), table4
+
+
+# --- the design's figures against the verifier ---------------------------------------
+
+CORRELATION = schema.CorrelationObservation(correlation=["h_tilde", "p_max"], of="hasfl")
+METRIC = schema.MetricObservation(metric="m", of="v")
+
+
+def _correlations(r: float, seeds: int, clients: int = 20) -> Observed:
+    per_seed = {seed: Correlation(r, 0.0, math.nan, math.nan, clients) for seed in range(seeds)}
+    return Observed([Series("r", {seed: r for seed in per_seed}, correlations=per_seed)])
+
+
+def _values(mean: float, sd: float, seeds: int) -> Observed:
+    unit = np.linspace(-1.0, 1.0, seeds)
+    unit = (unit - unit.mean()) / unit.std(ddof=1)
+    return Observed([Series("m", dict(enumerate(mean + sd * unit)))])
+
+
+def _centre_r(low: float, high: float) -> float:
+    return math.tanh((math.atanh(low) + math.atanh(high)) / 2)
+
+
+def test_a_pooled_correlation_passes_from_the_seeds_the_design_names() -> None:
+    width = math.atanh(TABLE4[1]) - math.atanh(TABLE4[0])
+    seeds = pooled_range_seeds(width, 17, 0.0, 0.05)
+    assert seeds == 8 and pooled_range_seeds(width, 17, DEFAULT_TAU ** 2, 0.05) == 9
+    between = schema.Between(between=TABLE4)
+    centre = _centre_r(*TABLE4)
+    assert evaluate(between, CORRELATION, _correlations(centre, seeds)).status == PASS
+    assert evaluate(between, CORRELATION, _correlations(centre, seeds - 1)).status == INCONCLUSIVE
+
+
+def test_a_per_seed_correlation_never_passes_where_the_design_refuses_it() -> None:
+    every = schema.Between(between=TABLE4, of="every_seed")
+    centre = _centre_r(*TABLE4)
+    assert evaluate(every, CORRELATION, _correlations(centre, 50)).status == INCONCLUSIVE
+    assert evaluate(every, CORRELATION, _correlations(centre, 3, clients=97)).status == PASS
+
+
+def test_a_mean_range_passes_from_the_seeds_the_design_names() -> None:
+    low, high, sd = 0.50, 0.56, 0.05
+    seeds = mean_range_seeds(high - low, sd, 0.05)
+    between = schema.Between(between=(low, high))
+    assert evaluate(between, METRIC, _values((low + high) / 2, sd, seeds)).status == PASS
+    assert evaluate(between, METRIC, _values((low + high) / 2, sd, seeds - 1)).status == INCONCLUSIVE
+
+
+def test_the_sign_count_decides_from_the_seeds_the_design_names() -> None:
+    above = schema.Above(above=0.0, of="every_seed")
+    assert evaluate(above, METRIC, _values(1.0, 0.1, 5)).status == PASS
+    assert evaluate(above, METRIC, _values(1.0, 0.1, 4)).status == INCONCLUSIVE
