@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from scipy import stats
 
 from harness import cli
 from harness.catalog import load_catalog
@@ -22,7 +21,7 @@ from harness.schema.spec import Study
 from harness.settings import Settings
 from harness.store import ResultStore
 from harness.studies import point_profile_name, point_settings
-from harness.trend import AWAY, FLAT, INSIDE, TOWARD, Band, fit_trend, heading
+from harness.trend import EXTRAPOLATED, INSIDE, Band
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = Path(__file__).resolve().parent / "data" / "study-project"
@@ -136,46 +135,7 @@ def test_the_table4_study_runs_only_hasfl_and_shares_standard_records() -> None:
     assert len(at_64) == 4 and at_64 <= standard_keys  # seeds 0-3 of standard's five
 
 
-# --- trend reading -----------------------------------------------------------------------
-
-def _series(slope: float, noise: float = 0.02, points=(64, 320, 1280, 2500), seeds=5, start: float = 0.4):
-    values = []
-    for k, x in enumerate(points):
-        for s in range(seeds):
-            wiggle = noise * math.sin(7.0 * k + 3.0 * s)
-            values.append((x, start + slope * math.log(x / points[0]) + wiggle))
-    return values
-
-
-@pytest.mark.parametrize("slope, expected", [(-0.1, TOWARD), (+0.1, AWAY), (0.0, FLAT)])
-def test_trend_toward_away_flat(slope: float, expected: str) -> None:
-    band = Band(-0.6, 0.1)
-    trend = fit_trend(_series(slope), log_axis=True)
-    assert heading(trend, band) == expected
-
-
-def test_trend_inside_the_band_and_from_below() -> None:
-    assert heading(fit_trend(_series(0.01, start=-0.2), log_axis=True), Band(-0.6, 0.1)) == INSIDE
-    assert heading(fit_trend(_series(0.1, start=-0.9), log_axis=True), Band(-0.6, -0.4)) == TOWARD
-    assert heading(fit_trend(_series(0.1, start=0.5), log_axis=True), Band(-math.inf, 0.1)) == AWAY
-
-
-def test_trend_matches_scipy_regression_and_its_interval() -> None:
-    data = _series(-0.07, noise=0.05)
-    trend = fit_trend(data, log_axis=True)
-    reference = stats.linregress([math.log(x) for x, _ in data], [y for _, y in data])
-    half = stats.t.ppf(0.975, len(data) - 2) * reference.stderr
-    assert trend.slope == pytest.approx(reference.slope)
-    assert (trend.low, trend.high) == pytest.approx((reference.slope - half, reference.slope + half))
-    low, high = trend.interval_at(2500.0)
-    assert low < trend.at(2500.0) < high
-
-
-def test_trend_needs_three_values_at_two_points() -> None:
-    assert fit_trend([(1, 0.1), (2, 0.2)], log_axis=True) is None
-    assert fit_trend([(1, 0.1), (1, 0.2), (1, 0.3)], log_axis=True) is None
-    assert fit_trend([(1, 0.1), (2, float("nan")), (2, 0.2), (4, 0.5)], log_axis=False).n == 3
-
+# --- the paper's band (the trend's reading: tests/test_trend.py) ------------------------------
 
 def test_paper_band_of_each_expectation() -> None:
     assert paper_band(schema.Between(between=(-0.6, 0.1))) == Band(-0.6, 0.1)
@@ -205,14 +165,20 @@ def test_a_study_runs_resumes_from_the_store_and_renders(settings, tmp_path: Pat
     skipped = by_claim["tiny.random-above-rolling"]
     assert [p.status for p in skipped.points] == ["SKIPPED"] * 4
     assert all(len(p.values["random − rolling (mean_rounds_to_cover)"]) == 3 for p in skipped.points)
-    assert skipped.trends[0].trend.low > 0  # random falls ever further behind as the layer widens
+    assert skipped.trends[0].trend.interval[0] > 0  # random falls ever further behind as the layer widens
+    assert len(skipped.trends[0].trend.lines) == 3  # one line a seed
     exact = by_claim["tiny.rolling-exact"].trends[0]
-    assert exact.trend.slope == 0.0 and "inside the paper's range" in exact.text
+    assert exact.trend.slope == 0.0 and exact.heading == INSIDE and exact.text.startswith("inside the paper's range")
+    assert exact.at_paper.source == EXTRAPOLATED and "at index_groups = 256 (extrapolated" in exact.text
     text = "\n".join(reading.markdown(tmp_path / "out"))
     assert "| 32 | mean 1 ± 0 (3 seeds) | PASS |" in text
     assert "**Extrapolation, not a measurement**" in text and "index_groups = 256" in text
     assert "(figures/study-groups-tiny.rolling-exact.png)" in text
-    assert json.loads(json.dumps(reading.to_dict()))["claims"][0]["points"][0]["value"] == 4
+    data = json.loads(json.dumps(reading.to_dict(), allow_nan=False))
+    assert data["claims"][0]["points"][0]["value"] == 4
+    trend = {c["claim"]: c for c in data["claims"]}["tiny.rolling-exact"]["trends"][0]
+    assert (trend["heading"], trend["seeds"], trend["df"]) == (INSIDE, 3, 2)
+    assert trend["at_paper_scale"]["source"] == EXTRAPOLATED and trend["at_paper_scale"]["value"] == 256
 
 
 def test_the_study_command_writes_its_reading_and_reads_the_store(settings, tmp_path: Path) -> None:

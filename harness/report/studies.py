@@ -1,8 +1,9 @@
 """What a report shows of a scale study, per claim: a figure of the observed quantity against the
-axis (every seed, seed spread, the paper's range as a band), the verdict at each point, a trend
-reading with its interval, and, only where the paper's scale was not measured, a labelled
-extrapolation to it. `read_study` returns it as a structure a renderer prints (`markdown`,
-`figures`, `to_dict`); it draws its figures with matplotlib (Agg)."""
+axis (every seed with its own fitted line, seed spread, the mean trend, the paper's range as a
+band), the verdict at each point, and per series a trend read at the paper's scale (measured
+there, or read off the seeds' lines and labelled so). `read_study` returns it as a structure a
+renderer prints (`markdown`, `figures`, `to_dict`; `study_dicts` for REPORT.json); it draws its
+figures with matplotlib (Agg)."""
 from __future__ import annotations
 
 import math
@@ -20,10 +21,11 @@ import numpy as np  # noqa: E402
 
 from harness.catalog import Catalog, LoadedClaim  # noqa: E402
 from harness.observe import observe  # noqa: E402
-from harness.store import wall_seconds  # noqa: E402
+from harness.store import json_safe, wall_seconds  # noqa: E402
 from harness.schema import claim as schema  # noqa: E402
 from harness.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, observed_variants  # noqa: E402
-from harness.trend import Band, Trend, fit_trend, reading  # noqa: E402
+from harness.verify import describe  # noqa: E402
+from harness.trend import EXTRAPOLATED, MEASURED, Band, Estimate, Trend, fit_trend, heading, reading  # noqa: E402
 
 Lookup = Callable[[str, str, int, str], tuple[str, "dict | None"]]
 """(experiment, variant, seed, profile) -> (store key, record or None): `Outcome.lookup`."""
@@ -81,8 +83,25 @@ class SeriesTrend:
     label: str
     trend: Trend | None
     text: str
-    extrapolation: tuple[float, float, float] | None = None
-    """(fitted value, interval low, high) at the paper's scale, when it was not measured."""
+    at_paper: Estimate | None = None
+    """The value at the paper's scale: measured there, or read off the seeds' own lines."""
+    heading: str | None = None
+    """`harness.trend.heading` against the paper's band (None without a band or a trend)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        fit = self.trend
+        found: dict[str, Any] = {"series": self.label, "heading": self.heading, "reading": self.text}
+        if fit is None:
+            return {**found, "estimator": None, "seeds": 0, "df": None, "slope": None, "slope_interval": None,
+                    "at_paper_scale": None}
+        interval = fit.interval
+        return {**found, "estimator": "the mean of each seed's own least-squares line; t-intervals on seeds − 1 df",
+                "log_axis": fit.log_axis, "confidence": fit.confidence, "seeds": fit.seeds,
+                "df": fit.df if fit.estimable else None, "slope": fit.slope,
+                "slope_interval": None if interval is None else list(interval),
+                "seed_lines": {str(line.seed): {"intercept": line.intercept, "slope": line.slope, "points": line.points}
+                               for line in fit.lines},
+                "at_paper_scale": None if self.at_paper is None else self.at_paper.to_dict()}
 
 
 @dataclass
@@ -95,6 +114,8 @@ class ClaimReading:
     points: list[PointReading]
     trends: list[SeriesTrend]
     figure: Path | None = None
+    tested: str = ""
+    """The bound each point's verdict tested (the base profile's expectation)."""
 
 
 @dataclass
@@ -158,12 +179,16 @@ class StudyReading:
                   f"{', '.join(map(str, self.seeds))}), at {points}. The paper's scale: {self.paper_value}"
                   + (f" ({self.paper_note})" if self.paper_note else "") + ". At every point a claim is verified "
                   f"against its expectation at `{self.base}`; the band is the paper's own statement (its "
-                  f"`{PAPER_PROFILE}` expectation). Trend: least squares of every seed's value on ln(axis), with "
-                  "the slope's 95% t-interval; toward / away when that interval excludes 0, otherwise no detectable "
-                  "movement.", ""]
+                  f"`{PAPER_PROFILE}` expectation). Trend: each seed's own least-squares line on ln(axis) (the seeds "
+                  "are the same at every point), their mean slope and their mean value at the paper's scale (the "
+                  "seeds' measured values where it is a measured point, else read off their lines) with 95% "
+                  "t-intervals on seeds − 1 df; inside when the interval at the paper's scale lies in the band, "
+                  "toward / away only when the slope's whole interval lies on the side that closes / widens the "
+                  "distance to the band as the axis grows, otherwise no detectable movement.", ""]
         for claim in self.claims:
             lines += [f"{heading}# `{claim.claim}`", "", f"> {' '.join(claim.statement.split())}", "",
-                      f"The paper: {claim.paper}.", ""]
+                      f"Each point's verdict tested `{self.base}`'s expectation: {claim.tested}. The band of the "
+                      f"trend is the paper's statement, not tested at these points: {claim.paper}.", ""]
             if claim.figure is not None:
                 lines += [f"![{claim.claim} against {self.axis}]({_relative(claim.figure, base)})", ""]
             for label in claim.labels:
@@ -172,11 +197,11 @@ class StudyReading:
                 lines.append("")
             for trend in claim.trends:
                 lines.append(f"- Trend of {trend.label}: {trend.text}.")
-                if trend.extrapolation is not None:
-                    value, low, high = trend.extrapolation
-                    lines.append(f"- **Extrapolation, not a measurement**: the fitted line read at the paper's scale "
-                                 f"({self.axis} = {self.paper_value}) gives {value:.3g} "
-                                 f"[{low:.3g}, {high:.3g}] (95% interval of the line).")
+                at = trend.at_paper
+                if at is not None and at.source != MEASURED:
+                    kind = "Extrapolation" if at.source == EXTRAPOLATED else "Interpolation"
+                    lines.append(f"- **{kind}, not a measurement**: the seeds' own lines read at the paper's scale "
+                                 f"({self.axis} = {self.paper_value}) give {at.text()}.")
             lines.append("")
         if self.costs:
             lines += [f"{heading}# Cost per point", "",
@@ -187,26 +212,25 @@ class StudyReading:
         return lines
 
     def to_dict(self) -> dict[str, Any]:
-        def trend(t: SeriesTrend) -> dict[str, Any]:
-            fit = t.trend
-            return {"series": t.label, "reading": t.text, "extrapolation": t.extrapolation,
-                    "slope": None if fit is None else fit.slope,
-                    "slope_interval": None if fit is None else [fit.low, fit.high],
-                    "log_axis": None if fit is None else fit.log_axis, "n": None if fit is None else fit.n}
+        """Plain JSON (no NaN or infinity: None; a band's missing end is None), per claim its verdict
+        and per-seed values at every point and its trends' readings."""
+        def point(p: PointReading) -> dict[str, Any]:
+            return {"value": p.value, "profile": p.profile, "verdict": p.status, "reason": p.reason,
+                    "values": {label: {str(seed): v for seed, v in values.items()}
+                               for label, values in p.values.items()},
+                    "pooled": {label: {"r": r, "interval": [low, high]} for label, (r, low, high) in p.pooled.items()}}
 
-        return {"study": self.name, "experiment": self.experiment, "title": self.title, "axis": self.axis,
-                "base_profile": self.base, "seeds": self.seeds,
-                "paper_scale": {"value": self.paper_value, "note": self.paper_note},
-                "claims": [{"claim": c.claim, "paper": c.paper,
-                            "band": None if c.band is None else [c.band.low, c.band.high],
-                            "figure": None if c.figure is None else str(c.figure),
-                            "points": [{"value": p.value, "profile": p.profile, "verdict": p.status,
-                                        "reason": p.reason, "values": {k: {str(s): v for s, v in d.items()}
-                                                                       for k, d in p.values.items()}}
-                                       for p in c.points],
-                            "trends": [trend(t) for t in c.trends]} for c in self.claims],
-                "costs": [{"value": c.value, "planned_runs": c.planned, "wall_seconds": c.walls,
-                           "estimated_seconds_a_run": c.estimate} for c in self.costs]}
+        return json_safe({
+            "study": self.name, "experiment": self.experiment, "title": self.title, "axis": self.axis,
+            "base_profile": self.base, "seeds": self.seeds,
+            "paper_scale": {"value": self.paper_value, "note": self.paper_note},
+            "claims": [{"claim": c.claim, "paper": c.paper,
+                        "band": None if c.band is None else [c.band.low, c.band.high],
+                        "figure": None if c.figure is None else str(c.figure),
+                        "points": [point(p) for p in c.points],
+                        "trends": [t.to_dict() for t in c.trends]} for c in self.claims],
+            "costs": [{"value": c.value, "planned_runs": c.planned, "wall_seconds": c.walls,
+                       "estimated_seconds_a_run": c.estimate} for c in self.costs]})
 
 
 def _cell(text: str) -> str:
@@ -252,18 +276,56 @@ def _log_coordinates(values: list[float]) -> bool:
     return all(v > 0 for v in values)
 
 
-def _trend(label: str, points: list[PointReading], band: Band | None, paper_value: float) -> SeriesTrend:
-    observations = [(float(p.value), v) for p in points for v in p.values.get(label, {}).values()]
+def _per_seed(label: str, points: list[PointReading]) -> dict[int, list[tuple[float, float]]]:
+    """Each seed's (axis value, observed value) pairs of one series."""
+    observations: dict[int, list[tuple[float, float]]] = {}
+    for point in points:
+        for seed, value in point.values.get(label, {}).items():
+            observations.setdefault(seed, []).append((float(point.value), value))
+    return observations
+
+
+def series_trend(label: str, points: list[PointReading], band: Band | None, paper_value: float, axis: str
+                 ) -> SeriesTrend:
+    """One series' trend over the points, read against the band at the paper's scale."""
     log_axis = _log_coordinates([float(p.value) for p in points])
-    fit = fit_trend(observations, log_axis)
+    fit = fit_trend(_per_seed(label, points), log_axis)
     if fit is None:
-        return SeriesTrend(label, None, "too few values for a trend (needs three or more, at two or more points)")
-    measured = {float(p.value) for p in points if p.values.get(label)}
-    extrapolation = None
-    if float(paper_value) not in measured and (paper_value > 0 or not log_axis):
-        low, high = fit.interval_at(float(paper_value))
-        extrapolation = (fit.at(float(paper_value)), low, high)
-    return SeriesTrend(label, fit, reading(fit, band), extrapolation)
+        return SeriesTrend(label, None, "too few values for a trend (needs a seed with values at two or more points)")
+    x = float(paper_value)
+    return SeriesTrend(label, fit, reading(fit, band, x, axis), fit.at_scale(x),
+                       None if band is None else heading(fit, band, x))
+
+
+def _grid(start: float, end: float, log_axis: bool, count: int = 50) -> np.ndarray:
+    return np.geomspace(start, end, count) if log_axis else np.linspace(start, end, count)
+
+
+def _draw_trend(ax, trend: SeriesTrend, log_axis: bool, colour: str) -> list[float]:
+    """Each seed's own line (thin) and their mean (dashed) over the measured points, the mean
+    dotted on to the paper's scale where it is read off the lines, and the value there with its
+    interval; returns the values drawn."""
+    fit = trend.trend
+    span = (min(fit.measured), max(fit.measured))
+    grid = _grid(*span, log_axis)
+    coordinates = [fit.coordinate(g) for g in grid]
+    for number, line in enumerate(fit.lines):
+        ax.plot(grid, [line.at(u) for u in coordinates], "-", color=colour, linewidth=0.6, alpha=0.45,
+                label="each seed's own line" if number == 0 else None)
+    ax.plot(grid, [fit.at(g) for g in grid], "--", color=colour, linewidth=1.4,
+            label="trend (mean of the seeds' lines)")
+    at = trend.at_paper
+    if at is None:
+        return []
+    if at.source == EXTRAPOLATED:
+        beyond = _grid(span[1] if at.x > span[1] else span[0], at.x, log_axis, 20)
+        ax.plot(beyond, [fit.at(g) for g in beyond], ":", color=colour, linewidth=1)
+    low, high = at.interval or (at.mean, at.mean)
+    source = "measured" if at.source == MEASURED else f"{at.source}, not measured"
+    ax.errorbar([at.x], [at.mean], yerr=[[at.mean - low], [high - at.mean]], color=colour,
+                marker="D" if at.source == MEASURED else "x", capsize=4, linestyle="none",
+                label=f"at the paper's scale ({source}; {at.confidence:.0%} interval)")
+    return [low, high]
 
 
 def _draw(claim: ClaimReading, study: StudyReading, path: Path) -> Path:
@@ -288,17 +350,7 @@ def _draw(claim: ClaimReading, study: StudyReading, path: Path) -> Path:
         ax.errorbar(mean_x, mean_y, yerr=std_y, color=colour, marker="o", capsize=3, label=f"{label} (mean ± sd)")
         trend = claim.trends[index] if index < len(claim.trends) else None
         if trend is not None and trend.trend is not None:
-            grid = (np.geomspace(min(mean_x), max(mean_x), 50) if log_axis
-                    else np.linspace(min(mean_x), max(mean_x), 50))
-            ax.plot(grid, [trend.trend.at(g) for g in grid], "--", color=colour, linewidth=1, label="trend")
-            if trend.extrapolation is not None:
-                value, low, high = trend.extrapolation
-                end = float(study.paper_value)
-                grid = np.geomspace(max(mean_x), end, 20) if log_axis else np.linspace(max(mean_x), end, 20)
-                ax.plot(grid, [trend.trend.at(g) for g in grid], ":", color=colour, linewidth=1)
-                ax.errorbar([end], [value], yerr=[[value - low], [high - value]], color=colour, marker="x",
-                            capsize=3, linestyle="none", label="extrapolation (not measured)")
-                drawn += [low, high]
+            drawn += _draw_trend(ax, trend, log_axis, colour)
     if claim.band is not None:
         finite = [b for b in (claim.band.low, claim.band.high) if math.isfinite(b)]
         top, bottom = max(drawn + finite, default=1.0), min(drawn + finite, default=0.0)
@@ -337,9 +389,11 @@ def read_study(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], v
         readings = [_point(catalog, study, loaded, p, by_key.get((claim_id, p.profile)), lookup) for p in points]
         labels = list(dict.fromkeys(label for r in readings for label in r.values))
         band = paper_band(paper)
-        trends = [_trend(label, readings, band, study.study.paper_scale.value) for label in labels]
-        claim = ClaimReading(claim_id, loaded.claim.statement, labels, band,
-                             _paper_text(paper), readings, trends)
+        trends = [series_trend(label, readings, band, study.study.paper_scale.value, study.study.axis)
+                  for label in labels]
+        tested = loaded.claim.expect.get(study.base)
+        claim = ClaimReading(claim_id, loaded.claim.statement, labels, band, _paper_text(paper), readings, trends,
+                             tested=describe(tested, loaded.claim.observe) if tested is not None else "none")
         if labels:
             claim.figure = _draw(claim, result, figures_dir / f"study-{study.name}-{claim_id}.png")
         result.claims.append(claim)
@@ -380,6 +434,11 @@ def read_outcome(outcome, name: str, figures_dir: Path) -> StudyReading:
                       [c.id for c in outcome.claims])
 
 
+def study_dicts(readings: list[StudyReading]) -> list[dict[str, Any]]:
+    """The studies' readings as plain JSON, for REPORT.json's "studies"."""
+    return [reading.to_dict() for reading in readings]
+
+
 def study_findings(catalog: Catalog, readings: list[StudyReading]) -> dict[str, list[str]]:
     """Per paper, the findings lines of its claims' scale studies: the value at every point of the
     axis beside the paper's statement, and the trend's reading."""
@@ -392,6 +451,7 @@ def study_findings(catalog: Catalog, readings: list[StudyReading]) -> dict[str, 
                                       if point.summary(trend.label) != "no observation")
                 found.setdefault(paper, []).append(
                     f"- [`{claim.claim}`](report/study-{study.name}.md) along `{study.axis}` (the paper's scale "
-                    f"{study.paper_value}), {trend.label}: {at_points or 'no observation yet'}; the paper: "
-                    f"{claim.paper}. Trend: {trend.text}.")
+                    f"{study.paper_value}), {trend.label}: {at_points or 'no observation yet'} (each point tested: "
+                    f"{claim.tested}; the paper: {claim.paper}, the trend's band, not tested at these points). "
+                    f"Trend: {trend.text}.")
     return found
