@@ -288,6 +288,49 @@ def updated(verdicts: list[Verdict], profile: str, previous: dict[str, Any] | No
     return data
 
 
+def redecided(catalog, baseline: dict[str, Any], path: Path) -> tuple[dict[str, Any], list[str]]:
+    """The baseline with every recorded observation decided again under the current rules and
+    expectations (`harness.archive.reverify`): numbers, numerics and run identities stay as they
+    were recorded; verdicts, reasons, margins and evidence are rewritten. For a change of the
+    verification rules, not of methods (which needs new records: `update`). A claim added since
+    the recording gets the entry of the claim that recorded the same observation; one with no
+    recorded observation is left out. Returns the baseline and a line per verdict that moved."""
+    from harness.archive import baseline_archive, reverify
+    from harness.verify import apply_families
+    profile = baseline["profile"]
+    archive = baseline_archive(path, baseline)
+    old = baseline["claims"]
+    claims, verdicts = {}, []
+    for loaded in catalog.claims:
+        entry = old.get(loaded.id)
+        if entry is not None and not entry.get("numbers"):
+            claims[loaded.id] = entry  # data unavailable where it was recorded: nothing to decide again
+            continue
+        verdict = reverify(catalog, loaded, profile, archive)
+        if verdict.numbers:
+            verdicts.append(verdict)
+        elif entry is None and (lacking := _unavailable_in(catalog, old, loaded.claim.experiment)) is not None:
+            claims[loaded.id] = lacking  # a new claim on an experiment whose data was unavailable there
+    apply_families(verdicts, lambda v: getattr(catalog.claim(v.claim).claim.expect.get(v.profile), "alpha", 0.05))
+    moved = []
+    for verdict in verdicts:
+        source = old.get(verdict.claim) or next(e for e in old.values() if e.get("numbers") is verdict.numbers)
+        varying = {verdict.claim} if source.get("compare") == "verdict" else set()
+        entry = {**_entry(verdict, old.get(verdict.claim, {}), varying), "runs": source["runs"]}
+        claims[verdict.claim] = entry
+        before = old.get(verdict.claim, {}).get("status", "not recorded")
+        if before != verdict.status:
+            moved.append(f"{verdict.claim}: {before} → {verdict.status}")
+    return {**baseline, "claims": dict(sorted(claims.items()))}, moved
+
+
+def _unavailable_in(catalog, entries: dict[str, Any], experiment: str) -> dict[str, Any] | None:
+    """An entry recording that an experiment's data was unavailable where the baseline was made."""
+    return next((entry for claim, entry in entries.items() if entry.get("status") == UNAVAILABLE
+                 and claim in {c.id for c in catalog.claims} and catalog.claim(claim).claim.experiment == experiment),
+                None)
+
+
 def write(path: Path, data: dict[str, Any]) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n", encoding="utf-8")

@@ -61,10 +61,37 @@ def _until_decided(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_validate(args) -> int:
+    """Every file valid and every claim decidable by design (else exit 2); lists, without failing,
+    the claims whose profile has fewer seeds than they need."""
+    from harness.design import baseline_spreads, designs, short_of_seeds
     settings = _settings(args)
     catalog, claims = select(settings)
     print(f"ok: {len(catalog.specs)} experiment specs and {len(claims)} claims of "
           f"{len(catalog.papers)} papers are valid")
+    short = short_of_seeds(designs(catalog, baseline_spreads(settings.root / "baselines")))
+    if short:
+        print(f"{len(short)} claim expectations need more seeds than their profile has (more seeds would decide "
+              "them):")
+        for design in short:
+            print(f"  {design.text()}")
+    return 0
+
+
+def cmd_design(args) -> int:
+    """What each selected claim's test can decide at each profile, before any run."""
+    from harness.design import baseline_spreads, designs
+    settings = _settings(args)
+    catalog, claims = select(settings, args.paper, args.claim)
+    wanted = {c.id for c in claims}
+    for design in designs(catalog, baseline_spreads(settings.root / "baselines")):
+        if design.claim not in wanted or (args.profile and design.profile not in args.profile):
+            continue
+        needed = design.seeds_needed if design.seeds_needed is not None else "-"
+        mark = "short" if design.short_of_seeds else "ok"
+        print(f"{design.claim}  {design.profile}  PASS {'reachable' if design.pass_reachable else 'unreachable'} "
+              f"(seeds {design.pass_seeds or '-'}), FAIL {'reachable' if design.fail_reachable else 'unreachable'} "
+              f"(seeds {design.fail_seeds or '-'}); needs {needed}, has {design.seeds}: {mark} — {design.reason}"
+              + (f"; planning spread: {design.spread}" if design.spread else ""))
     return 0
 
 
@@ -147,19 +174,26 @@ def cmd_study(args) -> int:
 
 
 def _verify(args, write: bool) -> int:
-    from harness.pipeline import stored_profiles
+    from harness.archive import load_archive
+    from harness.pipeline import lacking_trained_runs, stored_profiles
     from harness.report.terminal import print_verdicts
     settings = _settings(args)
     profiles = args.profile or [DEFAULT_PROFILE]
-    render_only = () if (args.profile or not write) else tuple(
-        p for p in stored_profiles(settings, args.paper, args.claim) if p not in profiles)
-    outcome = verify(settings, args.paper, args.claim, profiles, console=console, render_only=render_only)
+    archive = load_archive(Path(args.archive)) if getattr(args, "archive", None) else None
+    held = [p for p in (archive.profiles() if archive else ()) if p not in profiles and archive.holds(p)]
+    archived = tuple(lacking_trained_runs(settings, held, args.paper, args.claim)) if held else ()
+    stored = stored_profiles(settings, args.paper, args.claim) if write and not args.profile else []
+    render_only = tuple(p for p in stored if p not in profiles and p not in archived)
+    outcome = verify(settings, args.paper, args.claim, profiles, console=console, render_only=render_only,
+                     archive=archive, archived=archived)
     print_verdicts(outcome.verdicts, console)
     for event in outcome.execution.events:
         console.print(f"[yellow]store:[/yellow] {event}")
     console.print(outcome.execution.text())
     if render_only:
         console.print(f"also shown, from stored records only: profile(s) {', '.join(render_only)}")
+    for profile, provenance in outcome.archived.items():
+        console.print(f"also shown: profile {profile}, {provenance}")
     if write:
         from harness.report.markdown import write_report
         report, verdicts = write_report(outcome, settings, Path(args.output).resolve())
@@ -210,6 +244,8 @@ def cmd_baseline(args) -> int:
     complete = not (args.paper or args.claim)
     if args.action == "drift":
         return _measure_drift(path, profile, args.recording)
+    if args.action == "redecide":
+        return _redecide(path, settings)
     if args.action == "check":
         recorded = baseline_io.load(path)  # a missing or broken baseline fails before any run
     outcome = verify(settings, args.paper, args.claim, profiles=[profile], console=console)
@@ -248,6 +284,18 @@ def _measure_drift(path: Path, profile: str, extra: list[str]) -> int:
     for group, entry in data["drift"]["groups"].items():
         console.print(f"{group}: rms {entry['rms']:.4g} over {entry['count']} differences")
     console.print(f"wrote the drift of {len(data['drift']['groups'])} groups into {path}")
+    return 0
+
+
+def _redecide(path: Path, settings) -> int:
+    from harness.catalog import load_catalog
+    catalog = load_catalog(settings.claims_dir, settings.specs_dir, settings.root)
+    data, moved = baseline_io.redecided(catalog, baseline_io.load(path), path)
+    baseline_io.write(path, data)
+    for line in moved:
+        console.print(f"moved: {line}")
+    console.print(f"wrote {path}: {len(data['claims'])} claims decided again from their recorded numbers, "
+                  f"{len(moved)} verdicts moved")
     return 0
 
 
@@ -300,7 +348,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fedclaims", description=__doc__)
     parser.add_argument("--root", help="project folder holding claims/ and specs/ (default: found from here)")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("validate", help="check every claim and spec file").set_defaults(func=cmd_validate)
+    sub.add_parser("validate", help="check every claim and spec file, and that every claim can PASS and FAIL at "
+                                    "some number of seeds (listing those whose profile has too few)"
+                   ).set_defaults(func=cmd_validate)
+    design = sub.add_parser("design", help="per claim and profile, from the design alone: whether PASS and FAIL "
+                                           "are reachable and the seeds each needs (harness.design)")
+    _selection(design)
+    design.set_defaults(func=cmd_design)
     schema = sub.add_parser("schema", help="write JSON Schema for claim and spec files")
     schema.add_argument("--out", default="schema", help="output folder (default: schema)")
     schema.set_defaults(func=cmd_schema)
@@ -316,6 +370,9 @@ def build_parser() -> argparse.ArgumentParser:
         _execution(command)
         if name == "report":
             command.add_argument("--output", default="REPORT.md", help="report path (default REPORT.md)")
+            command.add_argument("--archive", help="an earlier REPORT.json: every profile it holds of which the "
+                                                   "store has no record is re-verified from the observations it "
+                                                   "recorded, under today's rules and expectations")
         if name == "verify":
             _until_decided(command)
         if name == "plan":
@@ -332,8 +389,10 @@ def build_parser() -> argparse.ArgumentParser:
     study.set_defaults(func=cmd_study)
     base = sub.add_parser("baseline", help="compare with (check) or rewrite (update) the regression baseline; "
                                            "--paper/--claim check or update only those claims, running only their runs")
-    base.add_argument("action", choices=("check", "update", "drift"),
-                      help="drift: measure how far each observed quantity moves across numerics, from the baseline "
+    base.add_argument("action", choices=("check", "update", "drift", "redecide"),
+                      help="redecide: decide the baseline's recorded observations again under the current rules and "
+                           "expectations, numbers unchanged (after a change of the verification rules, not of "
+                           "methods); drift: measure how far each observed quantity moves across numerics, from the baseline "
                            "and the recordings in baselines/numerics/<profile>-*.json (and --recording files), "
                            "and store it in the baseline")
     base.add_argument("--recording", action="append", default=[],

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 
+from harness.archive import Archive, reverify
 from harness.catalog import Catalog, LoadedClaim, load_catalog
 from harness.execution import ExecutionSummary, execute
 from harness.fetching import DataState, fetch_data, survey_data
@@ -32,6 +33,10 @@ class Outcome:
     data: DataState = field(default_factory=DataState)
     lookup: Callable[[str, str, int, str], tuple[str, dict | None]] | None = None
     """(experiment, variant, seed, profile) -> (store key, record or None), as the verdicts read them."""
+    archived: dict[str, str] = field(default_factory=dict)
+    """Profiles re-verified from an archive of observations (`harness.archive`), with where from."""
+    archived_runs: list[dict] = field(default_factory=list)
+    """The runs behind the archived profiles' verdicts, as the archive lists them."""
 
 
 def numerics_of(outcome: "Outcome") -> dict[str, dict]:
@@ -78,9 +83,24 @@ def stored_profiles(settings: Settings, papers=(), pattern: str | None = None) -
     return found
 
 
+def lacking_trained_runs(settings: Settings, profiles, papers=(), pattern: str | None = None) -> list[str]:
+    """The profiles of which the store lacks a record of some run that trains (an empirical kind's):
+    the store alone cannot verify them (their analytic records may be shared with other profiles)."""
+    catalog, claims = select(settings, papers, pattern)
+    store = ResultStore(settings.store_dir)
+    lacking = []
+    for profile in profiles:
+        requests, waiting = plan(catalog, claims, [profile], settings, store)
+        trained = [r for r in requests if catalog.specs[r.experiment].kind.evidence == "empirical"]
+        if waiting or any(not store.path(r.key).exists() for r in trained):
+            lacking.append(profile)
+    return lacking
+
+
 def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(DEFAULT_PROFILE,),
            run: bool = True, console: Console | None = None, claim_ids: list[str] | None = None,
-           render_only: tuple[str, ...] = (), study: str | None = None, points=()) -> Outcome:
+           render_only: tuple[str, ...] = (), study: str | None = None, points=(),
+           archive: Archive | None = None, archived: tuple[str, ...] = ()) -> Outcome:
     """Verify the selected claims at the profiles, running what the store lacks if `run`.
 
     With a `study`, the claims are that study's (narrowed by the other selections) and the
@@ -91,7 +111,8 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
     With `run`, the data sets the runs read are fetched first; planning, the runs (which never
     download) and the verifier's look-ups all key records by the fingerprints fetched then.
     Profiles in `render_only` are verified from the records already stored, never run; a claim
-    whose records are missing there is SKIPPED as not run at that profile.
+    whose records are missing there is SKIPPED as not run at that profile. Profiles in `archived`
+    are re-verified from the observations `archive` recorded (`harness.archive`), not from records.
     """
     catalog, claims = select(settings, papers, pattern)
     variants_for = variants_needed
@@ -131,6 +152,11 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
         outcome.requests = list({r.key: r for r in [*outcome.requests, *stored]}.values())
         outcome.verdicts += [verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
                              for claim in claims for profile in extra]
+    if archive is not None:
+        outcome.verdicts += [reverify(catalog, claim, profile, archive) for claim in claims for profile in archived]
+        outcome.profiles += [p for p in archived if p not in outcome.profiles]
+        outcome.archived = {profile: archive.provenance(profile) for profile in archived}
+        outcome.archived_runs = archive.runs(archived)
     apply_families(outcome.verdicts, lambda v: expectation_alpha(catalog, v))
     outcome.execution.events = list(store.events)
     return outcome

@@ -1,6 +1,7 @@
 """docs/claims.md: the claim vocabulary and every kind's metrics, generated from the code."""
 from __future__ import annotations
 
+from harness import design as design_rule
 from harness.kinds import KINDS
 from harness.schema import claim as schema
 from harness.sequential import rule as sequential_rule
@@ -27,7 +28,8 @@ EXPECTATIONS = {
     "equals": "`{equals: VALUE, tolerance: T}` — structural equality, exact unless a float tolerance is stated; "
               "decided as `between` on [VALUE − T, VALUE + T].",
     "below": "`{below: B, of: mean|every_seed, alpha: 0.05}` — with `of: mean`, a one-sided one-sample t-test over "
-             "seeds: PASS if significant, FAIL if the opposite side is significant, else INCONCLUSIVE.",
+             "seeds: PASS if significant, FAIL if the opposite side is significant, else INCONCLUSIVE. With "
+             "`of: every_seed`, a sign count (below).",
     "above": "`{above: B, ...}` — as `below`, the other side.",
     "not_above": "`{not_above: B, of: mean|every_seed, alpha: 0.05}` — for 'not significantly better/above' "
                  "statements: FAIL only if a one-sided t-test shows the mean above B; a PASS states the smallest "
@@ -36,7 +38,7 @@ EXPECTATIONS = {
     "order": "`{order: [BEST, ..., WORST], of: mean|every_seed, alpha: 0.05}` — for `compare` observations: paired "
              "one-sided t-tests of adjacent pairs over the shared seeds; PASS if every pair is significant in the "
              "stated direction, FAIL if a pair is significantly reversed (at α / pairs), else INCONCLUSIVE. "
-             "`every_seed`: every pair in order on every seed.",
+             "`every_seed`: every pair in order on every seed, a sign count per pair (below).",
     "equivalent_within": "`{equivalent_within: BOUND, alpha: 0.05}` — two one-sided tests that the mean (of a "
                          "paired difference) lies within ±BOUND; FAIL if the (1 − 2α) interval lies outside.",
     "within_spread_of": "`{within_spread_of: VARIANT, alpha: 0.05}` — the paper's 'within seed-to-seed "
@@ -62,6 +64,9 @@ FIELDS = {
             "diagnostics apart from the paper's claims.",
     "quote_from": "`paper` (default) or `authors-readme`: the statement quotes the authors' repository README, "
                   "not the paper; the `source` must name that README.",
+    "central (a field of the claim file, beside `paper` and `title`)": "the ids of the claims the paper's abstract "
+                  "and conclusion make: REPORT.md's digest opens with them, at most 60 lines for every paper "
+                  "together.",
 }
 
 ENCODING_RULES = [
@@ -108,14 +113,36 @@ RULES = [
     "**Families**: claims of one file naming the same `family` test one relation several ways (e.g. three "
     "weightings, each 'not better'). Their rejections are corrected together by Holm's step-down across the "
     "family, per profile: each claim's deciding p-value is tested at Holm's level for its rank, and a claim whose "
-    "rejection does not survive is decided again at that level (its reason says so). A family names at least two "
-    "claims.",
+    "rejection does not survive is decided again at that level (its reason says so). A claim the family leaves "
+    "INCONCLUSIVE carries the seeds that would decide it at that level (at its rank's level α / (m − rank) where "
+    "the step-down stopped before it), computed from its comparisons: their statistics, standard errors and seeds. "
+    "A family names at least two claims.",
+    "**Not measurable at this scale**: a claim of a strict difference between variants (an `order`, or `above` / "
+    "`below` on a paired `difference`, on a ratio of seed spreads or on each of several variants) whose metric is "
+    "not declared deterministic and takes one value on every seed (at least 2) of every compared variant (for a "
+    "`difference`: 0 on every seed, the variants agreeing exactly) is SKIPPED with a reason beginning 'not "
+    "measurable at this scale:' that names the value: a quantity that varies neither with the seed nor between "
+    "the variants measures nothing there (a decline of 0 against 0 after 30 rounds is not a result). Ranges, "
+    "equalities, equivalence and 'not above / not below' claim no difference, which such a quantity can meet: they "
+    "are decided as usual, as are deterministic metrics.",
+    "**`of: every_seed`** of a metric that varies with the seed is a **sign count**: a seed on the wrong side of "
+    "the bound is a FAIL; all n seeds on the claimed side are a PASS only if a one-sided exact sign test rejects "
+    "at α, p = 0.5^n (5 seeds at α = 0.05), and otherwise INCONCLUSIVE with that p and the seeds that would decide "
+    "it (the smallest n with 0.5^n ≤ α). A range (`between`, `approx`, `equals` with a tolerance) is two such "
+    "counts, one per bound, which all n seeds inside pass together; an `order` is one count per adjacent pair; "
+    "'not above / not below' fails only when the seeds beyond the bound are significantly many (sign test at α). "
+    "Deterministic metrics, metrics fixed by the protocol's structure or exact algebra (declared `structural`), "
+    "seeds that all agree and exact values (`equals` without a tolerance, an invariant that only values tied with "
+    "it meet) are read seed by seed directly.",
     "Correlations are decided on Fisher's z at the expectation's α: a bound by a one-sided test (the (1 − α) "
     "one-sided interval), a range by the (1 − 2α) interval. `of: every_seed` decides each seed's r; `of: mean` "
     "pools the seeds by **random effects**: seeds are separate runs whose correlations may differ by more than "
     "sampling error, so the between-seed variance τ² is estimated (DerSimonian-Laird) and the mean's interval uses "
     "the Hartung-Knapp variance on k − 1 degrees of freedom (never narrower than the fixed-effect one); Cochran's Q "
-    "and I² appear in the reason. A partial correlation whose quantity is a linear function of the control is "
+    "and I² appear in the reason. With `of: every_seed` a PASS needs every seed's interval to pass at α (an "
+    "intersection-union test, no correction), and a seed's miss counts only where it survives Holm's step-down "
+    "across the seeds (at α / variants), so one seed of five at p = 0.04 is not a FAIL; the reason lists each "
+    "seed's p against its Holm level. A partial correlation whose quantity is a linear function of the control is "
     "undefined (INCONCLUSIVE, with the reason).",
     "Infinite values: an `order` pair with an infinite difference on some seed is decided by the signs (an exact "
     "one-sided sign test: five seeds all on one side decide it at α = 0.05); an infinite paired difference is "
@@ -125,7 +152,9 @@ RULES = [
     "decides it: a bound by a one-sided t (or z) test, a range, `approx` or an equivalence by two one-sided tests "
     "that must both pass (their joint power), a reversal of an order at its own level α / pairs. A PASS of a "
     "'not above', 'within spread' or equivalence claim states what the test could have detected, never seeds "
-    "'that would decide it'. `fedclaims power` lists them.",
+    "'that would decide it'. An INCONCLUSIVE that no number of seeds decides (a value that is not a number, an "
+    "undefined correlation, a mean of +inf and −inf) says so and what would decide it instead. `fedclaims power` "
+    "lists them.",
     "Every verdict records the comparisons it rests on (each test statistic with its critical values) and its "
     "margin to every other verdict in standard errors; REPORT.md prints it with the deciding p-value.",
     "Validation rejects expectations that cannot fail or cannot pass: non-finite numbers, a difference of a variant "
@@ -149,16 +178,25 @@ def render() -> str:
     lines += [f"- **{key}**: {text}" for key, text in EXPECTATIONS.items()]
     lines += ["", "## How verdicts are decided", ""]
     lines += [f"- {rule}" for rule in RULES]
+    lines += ["", "## Decidable by design", ""]
+    lines += [f"- {rule}" for rule in design_rule.RULES]
     lines += ["", "## Experiment kinds", ""]
     for name, kind in KINDS.items():
-        lines += [f"### `{name}`", "", kind.description, "", f"Runner: `{kind.runner}`. Evidence: {kind.evidence}.",
-                  "", "Metrics:", ""]
+        learning = (f" Learning level read by `{kind.learning.metric}` against the paper's accuracy "
+                    "(`harness.levels`)." if kind.learning else "")
+        lines += [f"### `{name}`", "", kind.description, "",
+                  f"Runner: `{kind.runner}`. Evidence: {kind.evidence}.{learning}", "", "Metrics:", ""]
         for metric, spec in kind.metrics.items():
             args = ", ".join(spec.args.model_fields) if spec.args.model_fields else ""
             varies = " *Varies between runs; the baseline compares verdicts only.*" if spec.varies else ""
             fixed = (" *Deterministic.*" if spec.deterministic is True else
                      " *Deterministic for some configs.*" if callable(spec.deterministic) else "")
-            lines.append(f"- `{metric}`" + (f" (args: {args})" if args else "") + f": {spec.description}{fixed}{varies}")
+            counted = (" *Structural: counted with the analytic checks.*" if spec.structural else
+                       " *A measured cost: no learning level.*" if not spec.learned and kind.learning else "")
+            smallest = (f" *Smallest effect of interest: {spec.smallest_effect:g}.*"
+                        if spec.smallest_effect is not None else "")
+            lines.append(f"- `{metric}`" + (f" (args: {args})" if args else "")
+                         + f": {spec.description}{fixed}{varies}{counted}{smallest}")
         if kind.client_quantities:
             lines += ["", "Per-client quantities:", ""]
             lines += [f"- `{q}`: {spec.description}" for q, spec in kind.client_quantities.items()]

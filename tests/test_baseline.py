@@ -272,3 +272,20 @@ def test_baseline_records_numerics_margins_and_keeps_the_drift_measurement() -> 
     assert new["numerics"] == {"here": {"fingerprint": "here", "cpu": {"model": "x"}}}
     entry = new["claims"]["c.one"]
     assert entry["numerics"] == ["here"] and entry["margins"] == {"INCONCLUSIVE": 2.5, "FAIL": None}
+
+
+def test_redeciding_a_baseline_keeps_its_numbers_and_is_a_fixed_point_when_committed() -> None:
+    from harness.baseline import load, redecided
+    from harness.catalog import load_catalog
+    root = Path(__file__).resolve().parents[1]
+    catalog = load_catalog(root / "claims", root / "specs", root)
+    for profile in ("smoke", "standard"):
+        path = root / "baselines" / f"{profile}.json"
+        committed = load(path)
+        again, moved = redecided(catalog, committed, path)
+        for claim, entry in committed["claims"].items():
+            if claim in again["claims"]:
+                kept = again["claims"][claim]
+                assert (kept.get("numbers"), kept.get("numerics"), kept.get("runs")) == \
+                       (entry.get("numbers"), entry.get("numerics"), entry.get("runs")), claim
+        assert moved == [], f"baselines/{profile}.json was not decided again after a change of the rules: {moved}"

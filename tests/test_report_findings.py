@@ -4,7 +4,8 @@ from pathlib import Path
 
 from harness.catalog import load_catalog
 from harness.pipeline import Outcome
-from harness.report.findings import Levels, findings, profiles_that_ran
+from harness.levels import Level, level_reader
+from harness.report.findings import findings, profiles_that_ran
 from harness.report.markdown import _Report
 from harness.settings import Settings
 from harness.verify import Verdict
@@ -25,23 +26,44 @@ def _verdict(claim: str, profile: str, status: str, observed: str = "observed nu
                    loaded.claim.statement, "expectation", status, f"reason of {status}", observed=observed)
 
 
-def _findings(verdicts, profiles):
-    return "\n".join(findings(CATALOG, verdicts, Levels({}, {}), profiles, lambda claim: f"#{claim}"))
+def _levels(verdicts, accuracies=None) -> dict[tuple[str, str], Level]:
+    reader = level_reader(CATALOG, accuracies or {})
+    return {(v.claim, v.profile): reader.level(v) for v in verdicts}
 
 
-def test_findings_name_what_did_not_reproduce_and_count_evidence_apart() -> None:
+def _findings(verdicts, profiles, accuracies=None):
+    return "\n".join(findings(CATALOG, verdicts, _levels(verdicts, accuracies), profiles, lambda claim: f"#{claim}"))
+
+
+def test_findings_group_verdicts_by_evidence_level() -> None:
     verdicts = [_verdict(ORDER, "standard", "FAIL", "FedRolex 17.3 < HeteroFL 20.9"),
                 _verdict(ABLATION, "standard", "INCONCLUSIVE"), _verdict(RULE, "standard", "PASS"),
                 _verdict(TABLE4, "standard", "PASS")]
-    text = _findings(verdicts, ["standard"])
+    learned = {("hasfl-cifar10", "hasfl", "standard"): 60.0}  # (60 - 10) / (74.5 - 10) = 0.78 of the paper's gain
+    text = _findings(verdicts, ["standard"], learned)
     hasfl = text.split("### Capacity Confounds")[1]
-    assert ("3 empirical claims" not in hasfl and "2 empirical claims: 1 reproduced, 0 did not, 1 undecided"
-            in hasfl), "the analytic rule is not counted among the empirical claims"
-    assert "Analytic and structural checks: 1 of 1 hold." in hasfl
+    assert "where the models learn: 1 PASS, 1 undecided" in hasfl, "the analytic rule is counted apart"
+    assert "analytic and structural: 1 of 1 hold" in hasfl
+    assert "Reproduced where the models learn:" in hasfl and f"[`{TABLE4}`]" in hasfl
     assert "What this scale cannot decide" in hasfl and f"[`{ABLATION}`]" in hasfl
     fedrolex = text.split("### FedRolex")[1].split("###")[0]
-    assert "Did not reproduce:" in fedrolex and "FedRolex 17.3 < HeteroFL 20.9" in fedrolex
-    assert "the paper:" in fedrolex, "the observation is set beside the paper's statement"
+    assert "Fails where the models barely learn (cannot count as a non-reproduction by itself):" in fedrolex
+    assert "FedRolex 17.3 < HeteroFL 20.9" in fedrolex and "the paper states no accuracy" in fedrolex
+
+
+def test_a_relation_tested_where_the_models_barely_learn_is_weak() -> None:
+    verdicts = [_verdict(TABLE4, "standard", "PASS")]
+    barely = {("hasfl-cifar10", "hasfl", "standard"): 21.7}  # (21.7 - 10) / 64.5 = 0.18
+    text = _findings(verdicts, ["standard"], barely)
+    assert "Holds where the models barely learn (weak evidence" in text and "learning level 0.18" in text
+    assert "Reproduced where the models learn" not in text
+
+
+def test_a_finding_shows_the_tested_bound_and_the_paper_one_apart() -> None:
+    energy = "fedhenet.energy.about-70-percent-saved"
+    text = _findings([_verdict(energy, "standard", "PASS")], ["standard"])
+    row = next(line for line in text.splitlines() if line.startswith(f"- [`{energy}`]"))
+    assert "tested: > 0; the paper: in [0.63, 0.77], not tested at this scale" in row
 
 
 def test_a_paper_not_run_at_a_profile_gets_one_line_and_skipped_checks_are_not_counted_as_failing() -> None:
@@ -51,7 +73,8 @@ def test_a_paper_not_run_at_a_profile_gets_one_line_and_skipped_checks_are_not_c
     text = _findings(verdicts, ["learning"])
     assert "**At `learning`** — no claim of this paper was run at this profile." in text.split("### FedHENet")[1]
     fedrolex = text.split("### FedRolex")[1]
-    assert "Analytic and structural checks: 0 of 0 hold (1 not run at this profile)." in fedrolex
+    assert "analytic and structural" not in fedrolex.split("\n\n")[0], "a skipped check is not counted as failing"
+    assert "not tested at this scale: 1" in fedrolex
 
 
 def test_only_profiles_that_decided_an_empirical_claim_are_columns() -> None:
@@ -82,6 +105,7 @@ def test_findings_carry_each_study_point_and_trend_under_its_paper() -> None:
     lines = study_findings(CATALOG, [study])["hasfl"]
     assert len(lines) == 1 and "64: mean 0.45 ± 0.0707 (2 seeds)" in lines[0] and "2500:" not in lines[0]
     assert "the paper: in [-0.605, 0.105]" in lines[0] and "Trend: too few values for a trend." in lines[0]
-    text = "\n".join(findings(CATALOG, [_verdict(TABLE4, "standard", "FAIL")], Levels({}, {}), ["standard"],
-                              lambda claim: f"#{claim}", {"hasfl": lines}))
+    verdicts = [_verdict(TABLE4, "standard", "FAIL")]
+    text = "\n".join(findings(CATALOG, verdicts, _levels(verdicts), ["standard"], lambda claim: f"#{claim}",
+                              {"hasfl": lines}))
     assert "**Along the scale studies**" in text.split("### Capacity Confounds")[1]

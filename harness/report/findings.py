@@ -1,28 +1,23 @@
-"""The findings that open REPORT.md: per paper, in plain words, what reproduced, what did not, and
-what the scale that ran cannot decide, generated from the verdicts.
+"""The findings below REPORT.md's digest: per paper and per profile that trained models, what
+reproduced where the models learn, what holds only where they barely learn (weak evidence), the
+measured costs, what did not reproduce, what the scale cannot decide and what it did not test.
 
-Claims are counted in three groups: the paper's *empirical* claims (their runs train models or
-time real pipelines), its *analytic and structural* checks (a rule, a count, a coverage: no
-training), and *diagnostics* (labelled measurements that are not the paper's claims). Every
-accuracy relation is shown with the accuracy level it was tested at beside the paper's own level.
+Each verdict's group is its evidence level (`harness.levels`). Every row shows the bound the
+verdict tested and, where the profile's expectation differs from the paper's, the paper's beside
+it, labelled as not tested at this scale.
 """
 from __future__ import annotations
 
-import statistics
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from harness.catalog import Catalog
-from harness.schema import claim as schema
-from harness.verify import describe
-
-ACCURACY_METRICS = ("end_accuracy", "final_accuracy", "best_accuracy", "accuracy")
-LEVEL_METRIC = {"federated_training": "end_accuracy", "fedhenet": "accuracy"}
-"""The metric a kind's accuracy level is read by (what the relations of its claims compare)."""
+from harness.levels import LEARNED, Level
+from harness.report.digest import counts_line, tested_and_paper
 
 
 def evidence_of(catalog: Catalog, claim_id: str) -> str:
-    """'empirical', 'analytic' or 'diagnostic'."""
+    """'empirical', 'analytic' or 'diagnostic' by the claim's role and its kind's declaration."""
     loaded = catalog.claim(claim_id)
     if getattr(loaded.claim, "role", "paper") == "diagnostic":
         return "diagnostic"
@@ -40,60 +35,6 @@ def profiles_that_ran(catalog: Catalog, verdicts) -> list[str]:
     return ran
 
 
-def paper_levels(catalog: Catalog) -> dict[tuple[str, str], tuple[float, str]]:
-    """The paper's accuracy per (experiment, variant), from its claims that state one (value, claim id)."""
-    levels = {}
-    for loaded in catalog.claims:
-        claim = loaded.claim
-        paper = claim.expect.get("paper")
-        if (isinstance(claim.observe, schema.MetricObservation) and len(claim.observe.variants) == 1
-                and claim.observe.metric in ACCURACY_METRICS and getattr(claim, "role", "paper") == "paper"):
-            value = (paper.approx if isinstance(paper, schema.Approx) else
-                     sum(paper.between) / 2 if isinstance(paper, schema.Between) else None)
-            if value is not None:
-                levels.setdefault((claim.experiment, claim.observe.variants[0]), (value, claim.id))
-    return levels
-
-
-@dataclass
-class Levels:
-    """Accuracy levels measured at a profile: (experiment, variant, profile) -> mean over seeds."""
-
-    measured: Mapping[tuple[str, str, str], float]
-    paper: Mapping[tuple[str, str], tuple[float, str]]
-
-    def text(self, catalog: Catalog, claim_id: str, profile: str) -> str:
-        loaded = catalog.claim(claim_id)
-        claim = loaded.claim
-        metric = getattr(claim.observe, "metric", None)
-        if metric not in ACCURACY_METRICS or isinstance(claim.observe, schema.CorrelationObservation):
-            return ""
-        spec = catalog.specs[claim.experiment].spec
-        parts = []
-        for variant in claim.observe.variants:
-            level = self.measured.get((claim.experiment, variant, profile))
-            if level is None:
-                continue
-            paper = self.paper.get((claim.experiment, variant))
-            label = spec.variants[variant].label or variant
-            parts.append(f"{label} {level:.1f}%" + (f" (paper {paper[0]:g}%)" if paper else ""))
-        return "tested at " + ", ".join(parts) if parts else ""
-
-
-def measured_levels(catalog: Catalog, requests, records: Mapping[str, dict | None]) -> dict:
-    found: dict[tuple[str, str, str], list[float]] = {}
-    for request in requests:
-        record = records.get(request.key)
-        loaded = catalog.specs.get(request.experiment)
-        metric = LEVEL_METRIC.get(request.kind)
-        if record is None or record.get("status") != "ok" or loaded is None or metric is None:
-            continue
-        value = loaded.kind.metrics[metric].compute(record["result"], loaded.kind.metrics[metric].args())
-        if value == value:  # not NaN
-            found.setdefault((request.experiment, request.variant, request.profile), []).append(float(value))
-    return {key: statistics.fmean(values) for key, values in found.items()}
-
-
 def _short(text: str, limit: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
@@ -105,15 +46,18 @@ def _first_sentence(text: str) -> str:
     return text if end < 0 else text[: end + 1]
 
 
-def findings(catalog: Catalog, verdicts, levels: Levels, profiles: list[str], link,
-             studies: Mapping[str, list[str]] | None = None) -> list[str]:
+def findings(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profiles: list[str], link,
+             studies: Mapping[str, list[str]] | None = None,
+             data_problems: Mapping[str, str] | None = None) -> list[str]:
     """The findings section: per paper and per profile that ran, then the paper's scale studies
     (lines per paper, `harness.report.studies.study_findings`)."""
     lines = ["## Findings", "",
-             "Per paper, at each profile that trained models. *Empirical* claims need trained models (their numbers "
-             "depend on the scale); *analytic and structural* checks compute a rule, a count or a coverage and hold "
-             "at any scale; *diagnostics* are labelled measurements that are not the paper's claims. The detail of "
-             "every claim follows below the findings.", ""]
+             f"Per paper and profile, grouped by evidence level: *where the models learn* (the claim's reference "
+             f"variant reached at least {LEARNED} of the paper's gain in accuracy over chance, and the effect is no "
+             "smaller than its metric's smallest of interest), *where they barely learn* (weak evidence: a PASS "
+             "there is not a reproduction, a FAIL not a non-reproduction, by itself), measured costs, and analytic "
+             "and structural checks (a rule, a count, exact algebra: they hold at any scale). Every row gives the "
+             "bound tested at that profile, and the paper's where it differs.", ""]
     by_paper: dict[str, list] = {}
     for verdict in verdicts:
         by_paper.setdefault(verdict.paper, []).append(verdict)
@@ -122,77 +66,87 @@ def findings(catalog: Catalog, verdicts, levels: Levels, profiles: list[str], li
         for profile in profiles:
             at = [v for v in paper_verdicts if v.profile == profile]
             if at:
-                lines += _paper_at_profile(catalog, at, levels, profile, link)
+                lines += _paper_at_profile(catalog, at, levels, profile, link, data_problems or {})
         if (studies or {}).get(paper):
             lines += ["**Along the scale studies** — where the observation moves as the scale grows toward the "
-                      "paper's (the value at each point, then the trend on a log axis):", "", *studies[paper], ""]
+                      "paper's (the value at each point, then the trend):", "", *studies[paper], ""]
     return lines
 
 
-def _paper_at_profile(catalog: Catalog, verdicts, levels: Levels, profile: str, link) -> list[str]:
-    groups = {"empirical": [], "analytic": [], "diagnostic": []}
+def _row(catalog: Catalog, verdict, level: Level, link) -> str:
+    loaded = catalog.claim(verdict.claim)
+    return (f"- [`{verdict.claim}`]({link(verdict.claim)}): {_short(loaded.claim.statement, 110)} Observed: "
+            f"{_short(verdict.observed, 180) or '—'}; {tested_and_paper(catalog, verdict.claim, verdict.profile)}"
+            f" — {level.text}")
+
+
+def _needed(verdict) -> str:
+    power = verdict.power or {}
+    if power.get("needed"):
+        return f"about {power['needed']} {power.get('unit', 'seeds')} would decide it"
+    return _short(power.get("note") or "no practical number of seeds would decide it", 160)
+
+
+DATASET = re.compile(r"dataset '([^']+)'")
+
+
+def _skipped_lines(verdicts, data_problems: Mapping[str, str]) -> list[str]:
+    lines = []
+    unavailable: dict[str, list[str]] = {}
+    reasons: dict[str, list[str]] = {}
     for verdict in verdicts:
-        groups[evidence_of(catalog, verdict.claim)].append(verdict)
-    empirical = groups["empirical"]
+        if verdict.data_unavailable:
+            match = DATASET.search(verdict.reason)
+            unavailable.setdefault(match.group(1) if match else "a data set", []).append(verdict.claim)
+        else:
+            reasons.setdefault(_short(verdict.reason, 200), []).append(verdict.claim)
+    for name, claims in unavailable.items():
+        where = _short(data_problems.get(name, ""), 300)
+        lines.append(f"- {len(claims)} claim(s) on {name}: data set not available here"
+                     + (f" ({where})" if where else "") + ".")
+    for reason, claims in reasons.items():
+        lines.append(f"- {len(claims)} claim(s): {reason}")
+    return lines
 
-    def count(items, status):
-        return sum(v.status == status for v in items)
 
+SECTIONS = (
+    ("learned", "PASS", "Reproduced where the models learn:"),
+    ("learned", "FAIL", "Did not reproduce where the models learn:"),
+    ("weak", "PASS", "Holds where the models barely learn (weak evidence, not a reproduction by itself):"),
+    ("weak", "FAIL", "Fails where the models barely learn (cannot count as a non-reproduction by itself):"),
+    ("cost", "PASS", "Measured costs that hold:"),
+    ("cost", "FAIL", "Measured costs that do not:"),
+    ("analytic", "FAIL", "Analytic or structural checks that fail:"),
+    ("diagnostic", "FAIL", "Diagnostics that fail (labelled measurements, not the paper's claims):"),
+)
+
+
+def _paper_at_profile(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profile: str, link,
+                      data_problems: Mapping[str, str]) -> list[str]:
     if all(v.status == "SKIPPED" for v in verdicts):
         return [f"**At `{profile}`** — no claim of this paper was run at this profile.", ""]
-    decided = [v for v in empirical if v.status in ("PASS", "FAIL", "INCONCLUSIVE")]
-    analytic = groups["analytic"]
-    analytic_run = [v for v in analytic if v.status != "SKIPPED"]
-    analytic_text = (f"{count(analytic, 'PASS')} of {len(analytic_run)} hold"
-                     + (f", {count(analytic, 'FAIL')} fail" if count(analytic, 'FAIL') else "")
-                     + (f" ({len(analytic) - len(analytic_run)} not run at this profile)"
-                        if len(analytic_run) < len(analytic) else ""))
-    lines = [f"**At `{profile}`** — {len(empirical)} empirical claims: {count(empirical, 'PASS')} reproduced, "
-             f"{count(empirical, 'FAIL')} did not, {count(empirical, 'INCONCLUSIVE')} undecided by the data, "
-             f"{count(empirical, 'SKIPPED')} not tested at this scale, {count(empirical, 'ERROR')} errors. "
-             f"Analytic and structural checks: {analytic_text}. Diagnostics: {len(groups['diagnostic'])} "
-             "(counted apart).", ""]
-    if not decided:
-        return lines + ["No empirical claim of this paper was decided at this profile.", ""]
+    lines = [f"**At `{profile}`** — {counts_line(verdicts, levels)}.", ""]
 
-    def row(verdict, what: str) -> str:
-        loaded = catalog.claim(verdict.claim)
-        paper = loaded.claim.expect.get("paper")
-        paper_text = describe(paper, loaded.claim.observe) if paper is not None else "—"
-        level = levels.text(catalog, verdict.claim, profile)
-        extra = f" — {level}" if level else ""
-        return (f"- [`{verdict.claim}`]({link(verdict.claim)}): {_short(loaded.claim.statement, 120)} "
-                f"{what}: {_short(verdict.observed, 200) or '—'}; the paper: {_short(paper_text, 90)}{extra}")
+    def level(verdict) -> Level:
+        return levels[(verdict.claim, verdict.profile)]
 
-    failed = [v for v in empirical if v.status == "FAIL"]
-    if failed:
-        lines += ["Did not reproduce:", ""]
-        for verdict in failed:
-            note = catalog.claim(verdict.claim).claim.note
-            lines.append(row(verdict, "Observed") + (f". {_short(_first_sentence(note), 240)}" if note else ""))
+    for group, status, title in SECTIONS:
+        chosen = [v for v in verdicts if v.status == status and level(v).group == group]
+        if not chosen:
+            continue
+        lines += [title, ""]
+        for verdict in chosen:
+            note = catalog.claim(verdict.claim).claim.note if status == "FAIL" else ""
+            lines.append(_row(catalog, verdict, level(verdict), link)
+                         + (f". {_short(_first_sentence(note), 200)}" if note else ""))
         lines.append("")
-    passed = [v for v in empirical if v.status == "PASS"]
-    if passed:
-        lines += ["Reproduced:", ""] + [row(v, "Observed") for v in passed] + [""]
-    undecided = [v for v in empirical if v.status == "INCONCLUSIVE"]
+    undecided = [v for v in verdicts if v.status in ("INCONCLUSIVE", "ERROR") and level(v).group != "analytic"]
     if undecided:
-        lines += ["What this scale cannot decide (the data straddles the bound):", ""]
-        for verdict in undecided:
-            power = verdict.power or {}
-            needed = (f"about {power['needed']} {power.get('unit', 'seeds')} would decide it"
-                      if power.get("needed") else _short(power.get("note") or "no practical number of seeds"))
-            lines.append(row(verdict, "Observed") + f"; {needed}")
+        lines += ["What this scale cannot decide:", ""]
+        lines += [_row(catalog, v, level(v), link) + f"; {_needed(v) if v.status == 'INCONCLUSIVE' else v.reason}"
+                  for v in undecided]
         lines.append("")
-    skipped = [v for v in empirical if v.status == "SKIPPED"]
+    skipped = [v for v in verdicts if v.status == "SKIPPED" and level(v).group != "analytic"]
     if skipped:
-        reasons: dict[str, list[str]] = {}
-        for verdict in skipped:
-            reasons.setdefault(_short(verdict.reason, 200), []).append(verdict.claim)
-        lines += ["Not tested at this scale:", ""]
-        for reason, claims in reasons.items():
-            lines.append(f"- {len(claims)} claim(s): {reason}")
-        lines.append("")
-    broken = [v for v in groups["analytic"] if v.status == "FAIL"]
-    if broken:
-        lines += ["Analytic or structural checks that fail:", ""] + [row(v, "Observed") for v in broken] + [""]
+        lines += ["Not tested at this scale:", "", *_skipped_lines(skipped, data_problems), ""]
     return lines

@@ -1,0 +1,176 @@
+"""Re-verify a profile from the observations an earlier report recorded, when its run records are
+not in this store.
+
+REPORT.json keeps, for every verdict, the per-seed values of each series it tested (and, for a
+correlation, each seed's interval and number of clients): everything `verify.evaluate` reads.
+So a profile whose records live on another machine (a long `learning` sweep, a GPU cluster's
+`paper` runs) can be decided again under the current rules and expectations without training
+anything: the observation is rebuilt from those numbers, the expectation is today's, and the
+verdict says where its observation came from. A profile is read either from records or from an
+archive, never from both (`pipeline.verify` uses an archive only for profiles of which the store
+holds no record).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.catalog import Catalog, LoadedClaim, LoadedSpec
+from harness.observe import Observed, Series
+from harness.schema import claim as schema
+from harness.stats import Correlation
+from harness.verify import Verdict, _record_decision, evaluate, verdict_head
+
+SPREAD_PREFIX = "spread reference: "
+
+
+@dataclass(frozen=True)
+class Archive:
+    """The verdicts of an earlier REPORT.json, by (claim, profile)."""
+
+    path: Path
+    commit: str
+    verdicts: dict[tuple[str, str], dict[str, Any]]
+    run_list: tuple[dict[str, Any], ...] = ()
+    origins: tuple[tuple[str, str], ...] = ()
+    """(profile, provenance) of profiles the archive had itself re-verified from an earlier one."""
+
+    def profiles(self) -> list[str]:
+        return list(dict.fromkeys(profile for _, profile in self.verdicts))
+
+    def holds(self, profile: str) -> bool:
+        """Whether some verdict at the profile carries an observation to re-verify."""
+        return any(p == profile and v.get("numbers") for (_, p), v in self.verdicts.items())
+
+    def runs(self, profiles) -> list[dict[str, Any]]:
+        """The archive's list of runs (experiment, variant, seed, profile, key) at the profiles."""
+        return [run for run in self.run_list if run.get("profile") in profiles]
+
+    def provenance(self, profile: str) -> str:
+        """Where the profile's observations were recorded (the first report that held them)."""
+        return dict(self.origins).get(
+            profile, f"re-verified from the observations recorded in {self.path.name} at commit `{self.commit}`")
+
+
+def baseline_archive(path: Path, baseline: dict[str, Any]) -> Archive:
+    """A regression baseline's recorded observations as an archive (its entries hold the same
+    numbers as a report's verdicts; data-unavailable entries hold none)."""
+    profile = baseline["profile"]
+    verdicts = {(claim, profile): entry for claim, entry in baseline["claims"].items()}
+    return Archive(Path(path), f"baseline {Path(path).name}", verdicts)
+
+
+def load_archive(path: Path) -> Archive:
+    """The archive of a REPORT.json; a file that is not one is a ValueError naming it."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        verdicts = {(v["claim"], v["profile"]): v for v in data["verdicts"]}
+        commit = str(data.get("commit", "unknown"))
+        runs = tuple(dict(run) for run in data.get("runs", []))
+        origins = tuple((str(p), str(text)) for p, text in (data.get("archived") or {}).items())
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path}: not a readable REPORT.json ({type(error).__name__}: {error})") from error
+    return Archive(Path(path), commit, verdicts, runs, origins)
+
+
+def _correlation(r: float, interval: list[float | None] | None, clients: int, obs) -> Correlation:
+    controls = 1 if obs.given else 0
+    if not math.isfinite(r):
+        return Correlation(math.nan, math.nan, math.nan, math.nan, clients, controls,
+                           "undefined in the archived observation", obs.method)
+    low, high = (math.nan if v is None else float(v) for v in (interval or (None, None)))
+    return Correlation(r, math.nan, low, high, clients, controls, "", obs.method)
+
+
+def _series(label: str, numbers: dict[str, Any], deterministic: bool, agreement: float, structural: bool,
+            obs) -> Series:
+    values = {int(seed): math.nan if v is None else float(v) for seed, v in numbers["values"].items()}
+    correlations = {}
+    if isinstance(obs, schema.CorrelationObservation):
+        intervals, clients = numbers.get("intervals") or {}, numbers.get("clients") or {}
+        correlations = {seed: _correlation(value, intervals.get(str(seed)), int(clients.get(str(seed), 0)), obs)
+                        for seed, value in values.items()}
+    return Series(label, values, deterministic, correlations, bool(numbers.get("numerics_invariant")), agreement,
+                  str(numbers.get("quantity", "")), structural)
+
+
+def _metric_traits(target: LoadedSpec, metric: str, variants: list[str], profile: str) -> tuple[bool, float, bool]:
+    """(deterministic, agreement, structural) of a metric over the variants' configs at the
+    profile, as `observe.metric_series` reads them from records."""
+    spec = target.kind.metrics[metric]
+    configs = [target.resolve(variant, profile).model_dump(mode="json") for variant in variants]
+    return all(spec.is_deterministic(config) for config in configs), spec.agreement, spec.structural
+
+
+def observed_from_numbers(target: LoadedSpec, obs, profile: str, numbers: dict[str, dict],
+                          spread_of: str | None = None) -> Observed:
+    """The observation a verdict's `numbers` describe, with the traits its metric declares
+    (`spread_of`: the reference variant of a within_spread_of expectation)."""
+    spread = None
+    series = []
+    for label, data in numbers.items():
+        if label.startswith(SPREAD_PREFIX):
+            traits = _metric_traits(target, obs.metric, [spread_of], profile) if spread_of else (False, 0.0, False)
+            spread = _series(label[len(SPREAD_PREFIX):], data, *traits, obs)
+            continue
+        if isinstance(obs, schema.CorrelationObservation):
+            traits = (False, 0.0, False)
+        else:
+            read = list(obs.of) if isinstance(obs, schema.DifferenceObservation) else list(obs.variants)
+            traits = _metric_traits(target, obs.metric, read, profile)
+        series.append(_series(label, data, *traits, obs))
+    return Observed(series, spread, isinstance(obs, schema.SpreadObservation))
+
+
+def _observation_of(loaded: LoadedClaim, profile: str) -> tuple:
+    """What a claim observes at a profile: its experiment, observation and spread reference."""
+    expectation = loaded.claim.expect.get(profile)
+    return (loaded.claim.experiment, loaded.claim.observe.model_dump_json(),
+            getattr(expectation, "within_spread_of", None))
+
+
+def _same_observation(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archive) -> dict | None:
+    """For a claim the archive does not hold (added after it was written): the archived verdict of
+    another claim that observed the same series at the profile, else one recording that the
+    experiment's data was unavailable there."""
+    wanted = _observation_of(loaded, profile)
+    unavailable = None
+    for other in catalog.claims:
+        archived = archive.verdicts.get((other.id, profile))
+        if other.id == loaded.id or archived is None:
+            continue
+        if archived.get("numbers") and _observation_of(other, profile) == wanted:
+            return archived
+        if archived.get("data_unavailable") and other.claim.experiment == loaded.claim.experiment:
+            unavailable = unavailable or archived
+    return unavailable
+
+
+def reverify(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archive) -> Verdict:
+    """The claim's verdict at the profile from the archived observation, under today's expectation."""
+    verdict, expectation = verdict_head(catalog, loaded, profile)
+    if expectation is None:
+        return verdict
+    claim = loaded.claim
+    target = catalog.specs[claim.experiment]
+    archived = archive.verdicts.get((claim.id, profile)) or _same_observation(catalog, loaded, profile, archive)
+    if archived is not None and archived.get("data_unavailable"):
+        verdict.reason, verdict.data_unavailable = archived["reason"], True
+        return verdict
+    if archived is None or not archived.get("numbers"):
+        verdict.reason = (f"not run at profile {profile!r} (the archived observations hold none of it); "
+                          f"`fedclaims report --profile {profile}` runs it")
+        return verdict
+    spread_of = getattr(expectation, "within_spread_of", None)
+    observed = observed_from_numbers(target, claim.observe, profile, archived["numbers"], spread_of)
+    verdict.observed = observed.text()
+    verdict.numbers = archived["numbers"]
+    runs = archived.get("runs") or []
+    verdict.runs = list(runs) if isinstance(runs, list) else []  # a baseline keeps one hash of them instead
+    verdict.numerics = list(archived.get("numerics") or [])
+    verdict.family = claim.family or ""
+    _record_decision(verdict, evaluate(expectation, claim.observe, observed))
+    return verdict

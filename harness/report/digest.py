@@ -1,0 +1,178 @@
+"""The digest that opens REPORT.md: per paper, its central claims (the abstract's and
+conclusion's, `central:` in its claim file) with the verdict and evidence level at every profile
+and one number against the paper's, then one line of counts per profile, split by evidence level
+(`harness.levels`). At most `MAX_LINES` lines including the report's header."""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+
+from harness.catalog import Catalog
+from harness.levels import GROUP_TITLES, LEARNED, Level
+from harness.schema import claim as schema
+
+MAX_LINES = 60
+SHORT_STATUS = {"PASS": "PASS", "FAIL": "FAIL", "INCONCLUSIVE": "undecided", "SKIPPED": "—", "ERROR": "ERROR"}
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def bound_text(expectation, labels: Mapping[str, str] | None = None) -> str:
+    """A short form of what an expectation admits ('> 0', 'in [0.63, 0.77]', 'A > B > C')."""
+    every = " on every seed" if getattr(expectation, "of", "mean") == "every_seed" else ""
+    match expectation:
+        case None:
+            return "none"
+        case schema.Skip():
+            return "not tested"
+        case schema.Between(between=(low, high)):
+            return f"in [{_fmt(low)}, {_fmt(high)}]{every}"
+        case schema.Approx():
+            return f"≈ {_fmt(expectation.approx)} ± {_fmt(expectation.half_width)}{every}"
+        case schema.Equals():
+            tolerance = f" ± {_fmt(expectation.tolerance)}" if expectation.tolerance else ""
+            return f"= {_fmt(expectation.equals)}{tolerance}{every}"
+        case schema.Order():
+            names = [(labels or {}).get(v, v) for v in expectation.order]
+            return " > ".join(names) + every
+        case schema.Equivalent():
+            return f"within ±{_fmt(expectation.equivalent_within)}"
+        case schema.WithinSpread():
+            return f"within the seed spread of {(labels or {}).get(expectation.within_spread_of, expectation.within_spread_of)}"
+        case schema._Inequality():
+            relation = {"<": "<", ">": ">", "not significantly above": "not >",
+                        "not significantly below": "not <"}[expectation.relation]
+            return f"{relation} {_fmt(expectation.bound)}{every}"
+    return type(expectation).__name__
+
+
+def tested_and_paper(catalog: Catalog, claim_id: str, profile: str) -> str:
+    """'tested: > 0; the paper: in [0.63, 0.77], not tested at this scale', or 'tested: X (the paper's)'."""
+    loaded = catalog.claim(claim_id)
+    labels = {name: v.label or name for name, v in catalog.specs[loaded.claim.experiment].spec.variants.items()}
+    tested = bound_text(loaded.claim.expect.get(profile), labels)
+    paper_expectation = loaded.claim.expect.get("paper")
+    if profile == "paper" or paper_expectation is None:
+        return f"tested: {tested}"
+    paper = bound_text(paper_expectation, labels)
+    if paper == tested:
+        return f"tested: {tested} (the paper's)"
+    return f"tested: {tested}; the paper: {paper}, not tested at this scale"
+
+
+def _observed_number(verdict) -> str:
+    """The observed mean (or pooled r) of each series, as short text: '21.7 ± 1.2', 'pooled r −0.65',
+    '16.9 / 20.9 / 16.8' for several variants in the observation's order."""
+    parts = []
+    for label, numbers in (verdict.numbers or {}).items():
+        if label.startswith("spread reference: ") or numbers.get("mean") is None:
+            continue
+        pooled = numbers.get("pooled")
+        several = numbers.get("n", 0) > 1
+        if pooled and several:
+            parts.append(f"pooled r {pooled['r']:+.2f} [{pooled['low']:+.2f}, {pooled['high']:+.2f}]")
+        else:
+            spread = f" ± {numbers['std']:.2g}" if several and numbers.get("std") else ""
+            parts.append(f"{numbers['mean']:.3g}{spread}")
+    if len(parts) > 1:
+        return " / ".join(part.split(" ± ")[0] for part in parts)
+    return parts[0] if parts else ""
+
+
+def _cell(verdict, level: Level | None) -> str:
+    if verdict is None:
+        return "—"
+    if verdict.status == "SKIPPED":
+        return "no data here" if verdict.data_unavailable else "—"
+    grade = {"learned": "", "weak": ", weak"}.get(level.group if level else "", "")
+    return f"{SHORT_STATUS[verdict.status]}{grade}"
+
+
+def _strongest(per_profile: Mapping[str, object], profiles: list[str]):
+    """The verdict at the last profile (the largest scale) that decided the claim."""
+    decided = [per_profile[p] for p in profiles if p in per_profile
+               and per_profile[p].status in ("PASS", "FAIL", "INCONCLUSIVE")]
+    return decided[-1] if decided else None
+
+
+def _undecided_why(verdicts) -> str:
+    """Why no profile decided a claim, in a few words."""
+    if any(v.data_unavailable for v in verdicts):
+        return "data set not available here"
+    return "not tested at these scales"
+
+
+def counts_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> str:
+    """'learn: 3 PASS, 1 FAIL, 4 undecided · barely learn (weak): … · costs … · analytic 18 of 18 hold · …'."""
+    groups: dict[str, Counter] = {}
+    skipped, unavailable = 0, 0
+    for verdict in verdicts:
+        if verdict.status == "SKIPPED":
+            unavailable += verdict.data_unavailable
+            skipped += not verdict.data_unavailable
+            continue
+        groups.setdefault(levels[(verdict.claim, verdict.profile)].group, Counter())[verdict.status] += 1
+
+    def tally(counts: Counter) -> str:
+        parts = [f"{counts[s]} {SHORT_STATUS[s]}" for s in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR") if counts[s]]
+        return ", ".join(parts) or "none"
+
+    parts = [f"where the models learn: {tally(groups.get('learned', Counter()))}",
+             f"barely learn (weak): {tally(groups.get('weak', Counter()))}"]
+    if "cost" in groups:
+        parts.append(f"costs: {tally(groups['cost'])}")
+    analytic = groups.get("analytic", Counter())
+    if analytic:
+        parts.append(f"analytic and structural: {analytic['PASS']} of {sum(analytic.values())} hold")
+    if "diagnostic" in groups:
+        parts.append(f"diagnostics: {sum(groups['diagnostic'].values())}")
+    if unavailable:
+        parts.append(f"data set not available here: {unavailable}")
+    if skipped:
+        parts.append(f"not tested at this scale: {skipped}")
+    return " · ".join(parts)
+
+
+def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profiles: list[str],
+           link: Callable[[str], str]) -> list[str]:
+    """The digest's lines (heading included)."""
+    by_claim: dict[str, dict[str, object]] = {}
+    for verdict in verdicts:
+        by_claim.setdefault(verdict.claim, {})[verdict.profile] = verdict
+    lines = ["## Digest", "",
+             f"Per paper, its central claims (abstract and conclusion) at each profile: *weak* marks a verdict where the "
+             f"models barely learn (below {LEARNED} of the paper's gain over chance) or the effect is below the smallest "
+             "of interest. The number is the largest scale's, against the bound tested there and the paper's.", ""]
+    for paper, claim_file in catalog.papers.items():
+        if not any(v.paper == paper for v in verdicts):
+            continue
+        lines += [f"### {claim_file.title}", "",
+                  "| central claim | " + " | ".join(f"`{p}`" for p in profiles) + " | largest scale's number |",
+                  "|---|" + "---|" * len(profiles) + "---|"]
+        for claim_id in claim_file.central:
+            per_profile = by_claim.get(claim_id, {})
+            statement = " ".join(catalog.claim(claim_id).claim.statement.split())
+            cells = [_cell(per_profile.get(p), levels.get((claim_id, p))) for p in profiles]
+            strongest = _strongest(per_profile, profiles)
+            number = (f"`{strongest.profile}`: {_observed_number(strongest)} "
+                      f"({tested_and_paper(catalog, claim_id, strongest.profile)})" if strongest
+                      else _undecided_why(per_profile.values()))
+            lines.append(f"| [{_short(statement, 70)}]({link(claim_id)}) | " + " | ".join(cells)
+                         + f" | {number} |")
+        lines.append("")
+        for profile in profiles:
+            at = [v for v in verdicts if v.paper == paper and v.profile == profile]
+            if at and any(v.status != "SKIPPED" for v in at):
+                lines.append(f"- `{profile}`: {counts_line(at, levels)}")
+        lines.append("")
+    return lines
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def group_title(group: str) -> str:
+    return GROUP_TITLES[group]
