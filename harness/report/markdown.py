@@ -234,7 +234,8 @@ class _Report:
             if v is not None:
                 level = self.levels[(claim, profile)]
                 lines.append(f"| {profile} | {_cell(v.expectation)} ({_cell(tested_and_paper(self.catalog, claim, profile))}) "
-                             f"| {_cell(v.observed) or '—'} | {ICONS[v.status]} | {level.group}: {_cell(level.text)} "
+                             f"| {_cell(v.observed) or '—'} | {ICONS[v.status]} "
+                             f"| {'—' if v.status == 'SKIPPED' else f'{level.group}: {_cell(level.text)}'} "
                              f"| {_cell(margin_cell(v, self.baselines))} | {_cell(v.reason)} |")
         if loaded.note:
             lines += ["", f"Note: {_cell(loaded.note)}"]
