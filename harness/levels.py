@@ -35,8 +35,6 @@ LEARNED = 0.5
 """The learning level (share of the paper's gain over chance) from which the models count as learning."""
 ACCURACY_METRICS = ("end_accuracy", "final_accuracy", "best_accuracy", "accuracy")
 GROUPS = ("learned", "weak", "cost", "analytic", "diagnostic")
-GROUP_TITLES = {"learned": "where the models learn", "weak": "where the models barely learn (weak evidence)",
-                "cost": "measured costs", "analytic": "analytic and structural checks", "diagnostic": "diagnostics"}
 
 Accuracies = Mapping[tuple[str, str, str], float]
 """(experiment, variant, profile) -> mean accuracy (%) over the seeds."""
@@ -198,7 +196,7 @@ def _effect_below_interest(catalog: Catalog, verdict, metric) -> str:
         effect = min(abs(mean - expectation.bound) for mean in means.values())
     elif isinstance(expectation, schema.Order):
         spec = catalog.specs[loaded.claim.experiment].spec
-        ordered = [means.get(f"{spec.variants[v].label or v} ({metric_name(loaded.claim.observe)})")
+        ordered = [means.get(f"{spec.variants[v].label or v} ({loaded.claim.observe.metric})")
                    for v in expectation.order]
         if any(m is None for m in ordered):
             return ""
@@ -209,10 +207,6 @@ def _effect_below_interest(catalog: Catalog, verdict, metric) -> str:
         return ""
     return (f"the effect it rests on ({effect:.3g}) is below the smallest of interest for this metric "
             f"({metric.smallest_effect:g} {metric.unit or 'units'})")
-
-
-def metric_name(obs) -> str:
-    return getattr(obs, "metric", "")
 
 
 def level_reader(catalog: Catalog, measured: Accuracies) -> LevelReader:

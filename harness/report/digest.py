@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 
 from harness.catalog import Catalog
-from harness.levels import GROUP_TITLES, LEARNED, Level
+from harness.levels import LEARNED, Level
 from harness.schema import claim as schema
 
 MAX_LINES = 60
@@ -172,7 +172,3 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
 
 def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def group_title(group: str) -> str:
-    return GROUP_TITLES[group]

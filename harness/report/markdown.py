@@ -25,7 +25,7 @@ from harness.report.numerics import (across_numerics_lines, committed_baseline, 
 from harness.report.missing import missing_runs_section
 from harness.report.performance import performance_section
 from harness.report.sequential import sequential_section
-from harness.report.studies import StudyReading, read_outcome, study_findings
+from harness.report.studies import StudyReading, read_outcome, study_dicts, study_findings
 from harness.settings import Settings
 from harness.store import json_safe
 from harness.verify import STATUSES, Verdict
@@ -374,7 +374,7 @@ def write_report(outcome: Outcome, settings: Settings, report_path: Path) -> tup
                             for v in outcome.verdicts],
                "accuracies": [{"experiment": e, "variant": v, "profile": p, "mean": a}
                               for (e, v, p), a in sorted(report.accuracies.items())],
-               "studies": [reading.to_dict() for reading in readings],
+               "studies": study_dicts(readings),
                "runs": runs + outcome.archived_runs}
     json_path.write_text(json.dumps(json_safe(payload), indent=1, allow_nan=False) + "\n", encoding="utf-8")
     return report_path, json_path
