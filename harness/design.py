@@ -82,7 +82,8 @@ RULES = [
     "`order` are sign counts: PASS needs all n seeds and 0.5^n ≤ α (5 seeds at α = 0.05), FAIL one seed (for "
     "`not_above` and `not_below` the other way round). Tests of the mean need 2 seeds; a correlation bound is "
     "decided from one seed; a value fixed by its config (every variant's metric declared deterministic) is "
-    "always decidable on one seed.",
+    "always decidable on one seed, as is a metric fixed by the protocol's structure or exact algebra (declared "
+    "`structural`) read on every seed.",
     "Reachability is judged at the most favourable spread (none between seeds); the seeds needed at the planning "
     "spread: from the per-seed numbers of the committed baseline (`baselines/<profile>.json`, recorded from the "
     "results store) where it holds the claim, otherwise for a correlation its per-seed sampling variance "
