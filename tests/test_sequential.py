@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rich.console import Console
+from scipy import stats as scipy_stats
 
 import harness.verify as verify_module
 from harness.cli import main
@@ -17,7 +18,7 @@ from harness.observe import Observed, Series
 from harness.planning import PendingDependency, request_for
 from harness.report.sequential import render, sequential_section
 from harness.schema import claim as schema
-from harness.sequential import results, schedule
+from harness.sequential import boundary, recorded, results, rule, schedule
 from harness.sequential.driver import AT_LIMIT, BUDGET, DECIDED, NOT_EXTENDED, until_decided
 from harness.sequential.rule import Looks, planned_looks
 from harness.settings import Settings
@@ -30,49 +31,112 @@ ALPHA = 0.05
 
 # --- the rule: error rates under peeking -----------------------------------------------------
 
-def _first_decision(expectation, values: np.ndarray, first: int, level: float) -> str:
-    """Peek after every seed from `first` on, each test at `level`; the first decided verdict."""
+def _first_decision(expectation, values: np.ndarray, first: int, levels) -> str:
+    """Peek after every seed from `first` on, the look on n seeds at levels[n - first]; the first
+    decided verdict, through the verifier."""
     observation = schema.MetricObservation.model_validate({"metric": "value", "of": "a"})
-    at_level = expectation.model_copy(update={"alpha": level})
-    for n in range(first, len(values) + 1):
+    for n, level in zip(range(first, len(values) + 1), levels):
+        at_level = expectation.model_copy(update={"alpha": level})
         status = evaluate(at_level, observation, Observed([Series("a", dict(enumerate(values[:n])))])).status
         if status in (PASS, FAIL):
             return status
     return "INCONCLUSIVE"
 
 
-def _rates(expectation, true_mean: float, first: int, last: int, level: float, trials: int) -> dict[str, float]:
-    rng = np.random.default_rng(20240615)
-    outcomes = [_first_decision(expectation, true_mean + rng.standard_normal(last), first, level) for _ in range(trials)]
-    return {status: outcomes.count(status) / trials for status in (PASS, FAIL)}
+def _t_decisions(bounds: tuple[float, float | None], x: np.ndarray, first: int, levels) -> np.ndarray:
+    """The same looks as one-sided t-tests, vectorized over the rows of x: 1 PASS, -1 FAIL, 0 neither.
+    `bounds` is (low, None) for `above: low`, (low, high) for `between: [low, high]` (its interval
+    inside the range: PASS; wholly outside: FAIL)."""
+    low, high = bounds
+    total, squares = np.cumsum(x, axis=1), np.cumsum(x * x, axis=1)
+    status = np.zeros(len(x), dtype=int)
+    for n, level in zip(range(first, x.shape[1] + 1), levels):
+        mean = total[:, n - 1] / n
+        se = np.sqrt((squares[:, n - 1] - n * mean * mean) / (n - 1) / n)
+        critical = scipy_stats.t.isf(level, n - 1)
+        t_low = (mean - low) / se
+        if high is None:
+            passed, failed = t_low > critical, t_low < -critical
+        else:
+            t_high = (mean - high) / se
+            passed = (t_low > critical) & (t_high < -critical)
+            failed = (t_low < -critical) | (t_high > critical)
+        undecided = status == 0
+        status[undecided & passed], status[undecided & failed] = 1, -1
+    return status
 
 
-@pytest.mark.parametrize("expectation, true_mean", [
-    (schema.Above.model_validate({"above": 0.0}), 0.0),                  # a one-sided test, mean on its bound
-    (schema.Between.model_validate({"between": [0.0, 2.0]}), 0.0),       # a range, mean on its lower bound
+def _rates(status: np.ndarray) -> dict[str, float]:
+    return {PASS: float(np.mean(status == 1)), FAIL: float(np.mean(status == -1))}
+
+
+@pytest.mark.parametrize("expectation, bounds", [
+    (schema.Above.model_validate({"above": 0.0}), (0.0, None)),                  # a one-sided test
+    (schema.Between.model_validate({"between": [0.0, 2.0]}), (0.0, 2.0)),       # a range
 ], ids=["above", "between"])
 def test_peeking_after_every_seed_keeps_false_verdicts_at_alpha_under_the_rule(monkeypatch, expectation,
-                                                                                 true_mean) -> None:
-    """With the true mean exactly on a bound, both a PASS and a FAIL are false verdicts (each side's
-    null holds). Peeking after every seed from 3 to 10 under the rule (8 looks at α / 8 each) keeps
-    each rate at or below α; re-testing at α at every look does not."""
+                                                                                 bounds) -> None:
+    """With the true mean exactly on a (lower) bound, both a PASS and a FAIL are false verdicts (each
+    side's null holds). Peeking after every seed from 3 to 10 under the boundary (8 looks at their
+    levels α_j) keeps each rate at α; re-testing at α at every look does not. The verifier's
+    decisions equal those of the one-sided t-tests on the same seeds, trial by trial, and those
+    t-tests, on many more paths (drawn apart from the calibration's), keep each rate at or below α
+    up to their Monte-Carlo error."""
     monkeypatch.setattr(verify_module, "t_power", lambda *args, **kwargs: None)  # not part of any status
     monkeypatch.setattr(verify_module, "inclusion_power", lambda *args, **kwargs: None)
-    first, last, trials = 3, 10, 800
-    looks = Looks(ALPHA, planned_looks([last - first]))
-    assert looks.planned == 8
-    sequential = _rates(expectation, true_mean, first, last, looks.level, trials)
-    naive = _rates(expectation, true_mean, first, last, ALPHA, trials)
-    assert sequential[PASS] <= ALPHA and sequential[FAIL] <= ALPHA, sequential
-    assert naive[PASS] > 1.5 * ALPHA and naive[FAIL] > 1.5 * ALPHA, naive  # peeking at α inflates both
+    first, last, trials, paths = 3, 10, 400, 200_000
+    looks = Looks.plan(ALPHA, first, planned_looks([last - first]))
+    assert looks.planned == 8 and looks.seeds == tuple(range(3, 11))
+    naive = [ALPHA] * looks.planned
+    x = np.random.default_rng(20240615 + 1).standard_normal((trials, last))
+    codes = {PASS: 1, FAIL: -1, "INCONCLUSIVE": 0}
+    for levels in (looks.levels, naive):
+        through_verifier = [codes[_first_decision(expectation, row, first, levels)] for row in x]
+        assert through_verifier == list(_t_decisions(bounds, x, first, levels))
+    many = np.random.default_rng(7).standard_normal((paths, last))
+    sequential = _rates(_t_decisions(bounds, many, first, looks.levels))
+    tolerance = 3 * (ALPHA * (1 - ALPHA) / paths) ** 0.5
+    assert sequential[PASS] <= ALPHA + tolerance and sequential[FAIL] <= ALPHA + tolerance, sequential
+    assert sequential[PASS] >= ALPHA - 4 * tolerance, sequential  # and it spends α, unlike the Bonferroni split
+    peeking = _rates(_t_decisions(bounds, many, first, naive))
+    assert peeking[PASS] > 2 * ALPHA and peeking[FAIL] > 2 * ALPHA, peeking  # peeking at α inflates both
 
 
-def test_levels_of_the_planned_looks_add_up_to_alpha() -> None:
-    looks = Looks(0.05, planned_looks([5]))
-    assert looks.planned == 6 and looks.level * looks.planned == pytest.approx(0.05)
+def test_the_boundary_spends_alpha_as_its_spending_function_says_by_every_look() -> None:
+    """On paths drawn apart from the calibration's, the chance of crossing by look j (mean on the
+    bound) is α(t_j), and the levels rise from α(t_1) to below α."""
+    first, last, paths = 5, 10, 200_000
+    looks = Looks.plan(ALPHA, first, 1 + last - first)
+    assert looks.levels[0] == pytest.approx(boundary.spent(0.5, ALPHA), rel=1e-3)
+    assert list(looks.levels) == sorted(looks.levels) and looks.levels[-1] < ALPHA
+    assert looks.spent[-1] == ALPHA and looks.level_at(6) == looks.levels[-1] and looks.spent_at(1) == looks.spent[0]
+    x = np.random.default_rng(11).standard_normal((paths, last))
+    tolerance = 3 * (ALPHA / paths) ** 0.5
+    for j in range(1, looks.planned + 1):
+        crossed = _rates(_t_decisions((0.0, None), x[:, :first + j - 1], first, looks.levels[:j]))[PASS]
+        assert crossed == pytest.approx(looks.spent_at(j), abs=tolerance), j
+    assert Looks.plan(ALPHA, 3, 1).levels == (ALPHA,)  # one look: the fixed-n test
+    assert Looks.plan(ALPHA, 1, 2).levels[0] == pytest.approx(boundary.spent(0.5, ALPHA), rel=1e-3)  # no t on 1 seed
     assert planned_looks([3, 2, 0]) == 6 and planned_looks([-2]) == 1  # a limit below the profile adds no look
     with pytest.raises(ValueError):
-        Looks(0.05, 0)
+        Looks.plan(0.05, 3, 0)
+    with pytest.raises(ValueError):
+        looks.level_at(7)
+
+
+def test_the_boundary_decides_more_often_than_the_bonferroni_split_it_replaced() -> None:
+    """5 → 10 seeds, a true mean 0.5 SD above the bound: the boundary PASSes far more often within
+    the 10 seeds than α / 6 at every look (measured 0.39 against 0.21), at every effect no less."""
+    first, last, paths = 5, 10, 100_000
+    looks = Looks.plan(ALPHA, first, 1 + last - first)
+    bonferroni = [ALPHA / looks.planned] * looks.planned
+    x = np.random.default_rng(5).standard_normal((paths, last))
+    for effect in (0.5, 1.0, 2.0):
+        new = _rates(_t_decisions((0.0, None), x + effect, first, looks.levels))[PASS]
+        old = _rates(_t_decisions((0.0, None), x + effect, first, bonferroni))[PASS]
+        assert new >= old, (effect, new, old)
+        if effect == 0.5:
+            assert new > old + 0.1, (new, old)
 
 
 # --- the schedule ------------------------------------------------------------------------
@@ -207,16 +271,19 @@ def test_seeds_are_added_only_for_undecided_claims_until_decided_or_max_seeds(pr
     for claim in ("syn.clear-above", "syn.bystander-below"):
         assert (tracks[claim].verdict.status, tracks[claim].stopped, tracks[claim].look) == (PASS, DECIDED, 1)
         assert tracks[claim].seeds == [0, 1, 2]
-    # Decided at its third look (five seeds), at α / 4 (default limit: twice the profile's 3 seeds).
+    # Decided at its third look (five seeds), at the boundary's α_3 of four looks (default limit: twice
+    # the profile's 3 seeds): 0.0227, where the Bonferroni split tested at 0.0125. Not at its second
+    # (four seeds, one-sided p = 0.024 against α_2 = 0.0127).
     slow = tracks["syn.slow-above"]
     assert slow.fixed.status == "INCONCLUSIVE"
     assert (slow.verdict.status, slow.stopped, slow.seeds, slow.look) == (PASS, DECIDED, [0, 1, 2, 3, 4], 3)
-    assert slow.looks.planned == 4 and slow.looks.level == pytest.approx(0.0125)
-    assert "α = 0.0125" in slow.verdict.expectation
+    assert slow.looks == Looks.plan(ALPHA, 3, 4) and slow.looks.levels == (0.00557, 0.0127, 0.0227, 0.0341)
+    assert slow.level == 0.0227 and slow.spent == pytest.approx(boundary.spent(5 / 6, ALPHA))
+    assert "α = 0.0227" in slow.verdict.expectation
     never = tracks["syn.never-above"]
     assert (never.verdict.status, never.stopped, never.seeds, never.look) == ("INCONCLUSIVE", AT_LIMIT,
                                                                               [0, 1, 2, 3, 4, 5], 4)
-    # A fixed-n PASS (t = 3.5 on 3 seeds) that look 1 cannot decide at α / 4 keeps its fixed-n verdict.
+    # A fixed-n PASS (t = 3.5 on 3 seeds) that look 1 cannot decide at α_1 = 0.00557 keeps its fixed-n verdict.
     marginal = tracks["syn.marginal-above"]
     assert (marginal.fixed.status, marginal.verdict.status, marginal.stopped) == (PASS, "INCONCLUSIVE", NOT_EXTENDED)
     # Only the variants of open claims ran for the added seeds.
@@ -233,8 +300,9 @@ def test_max_seeds_caps_the_seeds_of_every_experiment(project) -> None:
     tracks = _by_claim(result)
     never, slow = tracks["syn.never-above"], tracks["syn.slow-above"]
     assert (never.stopped, never.seeds, never.look) == (AT_LIMIT, [0, 1, 2, 3], 2)
-    # Two planned looks: each at α / 2, and the slow variant's four seeds decide it at the second.
-    assert (slow.stopped, slow.seeds, slow.looks.planned, slow.looks.level) == (DECIDED, [0, 1, 2, 3], 2, 0.025)
+    # Two planned looks, at 0.0236 and 0.0382: the slow variant's four seeds (p = 0.024) decide it at the second.
+    assert (slow.stopped, slow.seeds, slow.looks.planned, slow.level) == (DECIDED, [0, 1, 2, 3], 2, 0.0382)
+    assert slow.looks.levels == (0.0236, 0.0382) and slow.spent == ALPHA
     assert result.execution.ran == 2 and result.seeds == {"noise": [0, 1, 2, 3]}
 
 
@@ -290,16 +358,120 @@ def test_cli_until_decided_writes_the_sequential_verdicts_and_the_report_section
     assert data == results.load(store, "smoke")
     claims = {c["claim"]: c for c in data["claims"]}
     assert claims["syn.slow-above"]["seeds"] == [0, 1, 2, 3, 4] and claims["syn.slow-above"]["status"] == PASS
-    assert claims["syn.slow-above"]["alpha_per_look"] == pytest.approx(0.0125)
-    assert data["rule"]["name"].startswith("Bonferroni") and data["compute_seconds"] > 0
+    slow = claims["syn.slow-above"]
+    assert (slow["looks"], slow["planned_looks"], slow["alpha_at_look"]) == (3, 4, 0.0227)
+    assert slow["alpha_spent"] == pytest.approx(boundary.spent(5 / 6, ALPHA))
+    assert [(look["look"], look["seeds"], look["level"]) for look in slow["plan"]["looks"]] == [
+        (1, 3, 0.00557), (2, 4, 0.0127), (3, 5, 0.0227), (4, 6, 0.0341)]
+    assert slow["plan"]["looks"][-1]["spent"] == ALPHA and slow["plan"]["alpha"] == ALPHA
+    assert data["rule"]["name"] == rule.NAME and data["compute_seconds"] > 0 and data["invocations"] == 1
     assert results.summary_text(data) == ("Of the 2 claims INCONCLUSIVE at the profile's seeds (fixed n), the "
                                           "sequential test decided 1: 1 PASS, 0 FAIL; 1 stays INCONCLUSIVE.")
     lines = sequential_section(store, "smoke")
     assert lines == render(data) and lines[0] == "## Seeds added until decided (`smoke`)"
     text = "\n".join(lines)
-    assert "Bonferroni alpha spending" in text and "| `syn.slow-above` | INCONCLUSIVE | 5 (+2) | 3 of 4 |" in text
+    assert "O'Brien-Fleming-type alpha spending" in text
+    assert "| `syn.slow-above` | INCONCLUSIVE | 5 (+2) | 3 of 4 | 0.0227 (0.0318) |" in text
+    assert "Levels α_j over the planned looks: 3 → 6 seeds at α = 0.05: 0.00557, 0.0127, 0.0227, 0.0341." in text
     assert "`syn.clear-above`" not in text and "The other 2 claims" in text
-    assert "1 fixed-n verdict is not decided at look 1 at α / L and, since seeds go only to the profile's " \
+    assert "1 fixed-n verdict is not decided at look 1 at its level α_1 and, since seeds go only to the profile's " \
            "INCONCLUSIVE claims, stands: `syn.marginal-above` (PASS)." in text
     assert sequential_section(store, "standard") == []
     assert main(["--root", str(project), "verify", "--max-seeds", "4", "--store", str(store)]) == 2
+
+
+# --- a later invocation continues the recorded plan ------------------------------------------
+
+def _stop_after_one_added_seed(monkeypatch) -> None:
+    """The schedule of one invocation adds one seed, then stops as if its budget were spent."""
+    choose, calls = schedule.choose, []
+
+    def once(*args, **kwargs):
+        calls.append(1)
+        return choose(*args, **kwargs) if len(calls) == 1 else schedule.Choice(None, schedule.BUDGET)
+
+    monkeypatch.setattr(schedule, "choose", once)
+
+
+def test_a_later_invocation_continues_the_recorded_plan(project, monkeypatch) -> None:
+    settings = _settings(project)
+    with monkeypatch.context() as patch:
+        _stop_after_one_added_seed(patch)
+        first = until_decided(settings, "smoke", console=_quiet())
+    tracks = _by_claim(first)
+    assert first.stop == schedule.BUDGET and first.seeds == {"noise": [0, 1, 2, 3]}
+    assert (tracks["syn.slow-above"].stopped, tracks["syn.slow-above"].look) == (BUDGET, 2)
+    path = results.write(first, settings.store_dir)
+    planned = {t.claim: t.looks for t in first.tracks}
+    # The second invocation reads the plan: it computes no level (the boundary is not consulted).
+    monkeypatch.setattr(rule, "nominal_levels", lambda *args: pytest.fail("the plan was computed again"))
+    console = _quiet()
+    second = until_decided(settings, "smoke", console=console)
+    assert f"continuing the sequential plan recorded in {path}" in console.file.getvalue()
+    tracks = _by_claim(second)
+    assert {t.claim: t.looks for t in second.tracks} == planned  # levels unchanged
+    slow, never = tracks["syn.slow-above"], tracks["syn.never-above"]
+    # The looks go on from look 2: looks 3 and 4, not again from look 1.
+    assert (slow.verdict.status, slow.stopped, slow.seeds, slow.look, slow.level) == (
+        PASS, DECIDED, [0, 1, 2, 3, 4], 3, 0.0227)
+    assert (never.stopped, never.seeds, never.look) == (AT_LIMIT, [0, 1, 2, 3, 4, 5], 4)
+    assert (tracks["syn.clear-above"].verdict.status, tracks["syn.clear-above"].stopped) == (PASS, DECIDED)
+    assert tracks["syn.marginal-above"].stopped == NOT_EXTENDED
+    # Seed 3 of slow and never is reused from the store; seeds 4 (slow, never) and 5 (never) run.
+    assert (second.execution.reused, second.execution.ran) == (2, 3)
+    data = results.to_dict(second)
+    assert (data["invocations"], data["runs"]["ran"]) == (2, first.execution.ran + 3)
+    assert data["compute_seconds"] == pytest.approx(first.compute_seconds + second.compute_seconds)
+
+
+def test_a_later_invocation_refuses_another_max_seeds_or_other_claims(project, monkeypatch) -> None:
+    monkeypatch.setenv("FEDCLAIMS_CACHE", str(project / "cache"))
+    monkeypatch.setenv("FEDCLAIMS_WORKERS", "1")
+    monkeypatch.setenv("FEDCLAIMS_DOWNLOAD", "0")
+    settings = _settings(project)
+    path = results.write(until_decided(settings, "smoke", budget_minutes=0.0, console=_quiet()), settings.store_dir)
+    with pytest.raises(ValueError) as error:
+        until_decided(settings, "smoke", max_seeds=8, console=_quiet())
+    assert str(error.value).startswith(f"{path}: max_seeds: --max-seeds 8 differs from the recorded sequential "
+                                       "plan, max seeds default (noise 3 → 6 seeds)")
+    assert "remove the file" in str(error.value)
+    store = str(settings.store_dir)
+    assert main(["--root", str(project), "verify", "--profile", "smoke", "--until-decided", "--max-seeds", "8",
+                 "--store", store]) == 2
+    with pytest.raises(ValueError, match="claims: the recorded plan covers other claims than this selection"):
+        until_decided(settings, "smoke", pattern="syn.slow-above", console=_quiet())
+    # The recorded max seeds given again continues the plan.
+    result = until_decided(settings, "smoke", max_seeds=6, budget_minutes=0.0, console=_quiet())
+    assert result.recorded is not None and result.limits == {"noise": 6}
+
+
+def test_a_corrupt_or_foreign_sequential_file_names_the_file_and_the_field(project) -> None:
+    settings = _settings(project)
+    path = results.write(until_decided(settings, "smoke", budget_minutes=0.0, console=_quiet()), settings.store_dir)
+    good = json.loads(path.read_text())
+    assert recorded.read(settings.store_dir, "smoke").claims["syn.slow-above"].looks == Looks.plan(ALPHA, 3, 4)
+
+    def problem(data) -> str:
+        path.write_text(data if isinstance(data, str) else json.dumps(data))
+        with pytest.raises(ValueError) as error:
+            recorded.read(settings.store_dir, "smoke")
+        return str(error.value)
+
+    assert problem("{not json").startswith(f"{path}: <document>: not a sequential file (not JSON")
+    level = json.loads(json.dumps(good))
+    level["claims"][1]["plan"]["looks"][2]["level"] = "high"
+    assert problem(level) == f"{path}: claims[1].plan.looks[2].level: expected a finite number, found 'high'"
+    missing = {k: v for k, v in good.items() if k != "experiments"}
+    assert problem(missing) == f"{path}: experiments: missing"
+    foreign = {**good, "rule": {"name": "Bonferroni alpha spending over the planned looks"}}
+    assert problem(foreign).startswith(f"{path}: rule.name: recorded under another rule")
+    shorter = json.loads(json.dumps(good))
+    del shorter["claims"][0]["plan"]["looks"][-1]
+    assert problem(shorter).startswith(f"{path}: claims[0].plan.looks: 3 looks, but experiment 'noise'")
+    assert problem({**good, "profile": "standard"}) == (f"{path}: profile: the file records profile 'standard', "
+                                                         "not 'smoke'")
+    assert problem([1, 2]) == f"{path}: <document>: expected an object, found list"
+    # The driver stops at the file before running anything.
+    path.write_text(json.dumps(level))
+    with pytest.raises(ValueError, match=r"claims\[1\]\.plan\.looks\[2\]\.level"):
+        until_decided(settings, "smoke", console=_quiet())

@@ -22,10 +22,11 @@ def render(data: dict[str, Any]) -> list[str]:
              f"Added compute: {data['compute_seconds'] / 60:.1f} min of wall time "
              f"({runs['ran']} runs, {runs['reused']} reused"
              + ("" if budget is None else f"; budget {budget:g} min") + f"); it stopped: {data['stop']}.", "",
-             summary_text(data), ""]
+             _plan_text(data), "", summary_text(data), ""]
     rows = shown(data)
     if rows:
-        lines += ["| claim | fixed n | seeds (added) | looks | α per look | sequential | why the looks ended | reason |",
+        lines += ["| claim | fixed n | seeds (added) | looks | α at the look (spent) | sequential "
+                  "| why the looks ended | reason |",
                   "|---|---|---|---|---|---|---|---|"]
         lines += [_row(claim, data) for claim in rows]
         lines.append("")
@@ -33,18 +34,33 @@ def render(data: dict[str, Any]) -> list[str]:
     if kept:
         names = ", ".join(f"`{c['claim']}` ({c['fixed_n']['status']})" for c in kept)
         lines += [f"{len(kept)} fixed-n {'verdict is' if len(kept) == 1 else 'verdicts are'} not decided at look 1 "
-                  f"at α / L and, since seeds go only to the profile's INCONCLUSIVE claims, "
+                  f"at its level α_1 and, since seeds go only to the profile's INCONCLUSIVE claims, "
                   f"{'stands' if len(kept) == 1 else 'stand'}: {names}.", ""]
     same = len(data["claims"]) - len(rows) - len(kept)
     lines += [f"The other {same} claims have the same verdict at look 1, on the profile's seeds, as at fixed n.", ""]
     return lines
 
 
+def _plan_text(data: dict[str, Any]) -> str:
+    """The planned levels, once per distinct plan: 'Levels α_j over the looks: 3 → 6 seeds at
+    α = 0.05: 0.0056, 0.0127, 0.0228, 0.0341.'"""
+    plans: dict[tuple, None] = {}
+    for claim in data["claims"]:
+        looks = claim["plan"]["looks"]
+        plans[(looks[0]["seeds"], looks[-1]["seeds"], claim["plan"]["alpha"],
+               tuple(f"{look['level']:.3g}" for look in looks))] = None
+    texts = [f"{first} → {last} seeds at α = {alpha:g}: {', '.join(levels)}" for first, last, alpha, levels in plans]
+    invocations = data.get("invocations", 1)
+    continued = f" The plan was continued over {invocations} invocations." if invocations > 1 else ""
+    return "Levels α_j over the planned looks: " + "; ".join(texts) + "." + continued
+
+
 def _row(claim: dict[str, Any], data: dict[str, Any]) -> str:
     seeds = claim["seeds"]
     added = added_seeds(claim, data)
     cells = [f"`{claim['claim']}`", claim["fixed_n"]["status"], f"{len(seeds)} (+{added})",
-             f"{claim['looks']} of {claim['planned_looks']}", f"{claim['alpha_per_look']:.3g}",
+             f"{claim['looks']} of {claim['planned_looks']}",
+             f"{claim['alpha_at_look']:.3g} ({claim['alpha_spent']:.3g})",
              f"**{claim['status']}**", claim["stopped"], claim["reason"].split(" — power:")[0]]
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 

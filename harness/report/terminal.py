@@ -44,7 +44,8 @@ def print_sequential(data: dict, console: Console) -> None:
     """The sequential verdicts of `verify --until-decided` (from its JSON file) beside the fixed-n ones."""
     from harness.sequential.results import added_seeds, summary_text
     table = Table(title=f"sequential verdicts ({data['profile']}): {data['rule']['name']}", show_lines=False)
-    for column in ("claim", "fixed n", "seeds (added)", "looks", "α per look", "sequential", "why the looks ended"):
+    for column in ("claim", "fixed n", "seeds (added)", "looks", "α at the look (spent)", "sequential",
+                   "why the looks ended"):
         table.add_column(column, overflow="fold")
     for claim in data["claims"]:
         if claim["status"] == "SKIPPED":
@@ -52,7 +53,8 @@ def print_sequential(data: dict, console: Console) -> None:
         status, fixed = claim["status"], claim["fixed_n"]["status"]
         table.add_row(claim["claim"], f"[{COLOURS[fixed]}]{fixed}[/]",
                       f"{len(claim['seeds'])} (+{added_seeds(claim, data)})",
-                      f"{claim['looks']} of {claim['planned_looks']}", f"{claim['alpha_per_look']:.3g}",
+                      f"{claim['looks']} of {claim['planned_looks']}",
+                      f"{claim['alpha_at_look']:.3g} ({claim['alpha_spent']:.3g})",
                       f"[{COLOURS[status]}]{status}[/]", claim["stopped"])
     console.print(table)
     console.print(summary_text(data))

@@ -2,13 +2,25 @@
 limit is reached (`fedclaims verify --until-decided`).
 
 Every claim gets a sequential test (`harness.sequential.rule`): look 1 reads the profile's seeds,
-each later look one more seed of the claim's experiment, every look at α / L. Seeds are added only
-for claims the profile left INCONCLUSIVE (a fixed-n PASS or FAIL that look 1 cannot decide at
-α / L keeps its fixed-n verdict and is not extended). A claim's looks end at its first PASS or
-FAIL, or when more seeds cannot help: its test has no finite figure of the seeds that would
-decide it, its experiment reached its seed limit, or the budget is spent.
+each later look one more seed of the claim's experiment, look j at the boundary's level α_j.
+Seeds are added only for claims the profile left INCONCLUSIVE (a fixed-n PASS or FAIL that look
+1 cannot decide at α_1 keeps its fixed-n verdict and is not extended). A claim's looks end at its
+first PASS or FAIL, or when more seeds cannot help: its test has no finite figure of the seeds
+that would decide it, its experiment reached its seed limit, or the budget is spent.
 A seed added to an experiment runs, for that seed, only the variants its open claims read (and
 the variants those refer to), through planning and execution like any other run.
+
+A claim's looks are those of its own experiment: look j reads its profile's seeds + (j − 1) of
+them, the seeds the boundary's level α_j is calibrated on. A family is tested together (Holm) at
+every look, at the lowest of its members' levels; a member whose experiment did not get the seed
+just added keeps its look and level (its own statistic is unchanged), so each member's chance of
+a false verdict stays that of its own experiment's looks.
+
+Where the store already holds the profile's sequential file, the invocation continues the plan it
+records (`harness.sequential.recorded`): the same max seeds and levels, the seeds added so far,
+the looks stopped for a budget going on from where they stopped; a `--max-seeds` other than the
+recorded plan's is refused with an error naming the file and the plan. `--budget` caps the runs
+added by this invocation.
 """
 from __future__ import annotations
 
@@ -24,6 +36,7 @@ from harness.pipeline import MAX_DEPENDENCY_WAVES, Outcome, record_lookup, verif
 from harness.planning import plan_variants, referenced_variants, variants_needed
 from harness.store import wall_seconds
 from harness.sequential import schedule
+from harness.sequential.recorded import Recorded, read
 from harness.sequential.rule import Looks, default_max_seeds, planned_looks
 from harness.settings import Settings
 from harness.verify import FAIL, INCONCLUSIVE, PASS, Verdict, apply_families, verify_claim
@@ -34,6 +47,7 @@ NO_FIGURE = "no finite figure of the seeds that would decide it"
 AT_LIMIT = "max seeds reached"
 BUDGET = "budget spent"
 NOT_TESTED = "not tested"
+STOPS = (DECIDED, NOT_EXTENDED, NO_FIGURE, AT_LIMIT, BUDGET, NOT_TESTED)
 
 
 @dataclass
@@ -45,6 +59,7 @@ class Track:
     experiments: tuple[str, ...]
     """The experiments its test reads: its own, and those of the other claims of its family."""
     looks: Looks
+    """Its plan: each look's seeds, level α_j and α spent by it."""
     fixed: Verdict
     """The profile's fixed-n verdict (its seeds, at α)."""
     verdict: Verdict | None = None
@@ -59,6 +74,16 @@ class Track:
     @property
     def open(self) -> bool:
         return not self.stopped
+
+    @property
+    def level(self) -> float:
+        """α_j of the look it stands at."""
+        return self.looks.level_at(self.look)
+
+    @property
+    def spent(self) -> float:
+        """α(t_j): the α its looks have spent by the look it stands at."""
+        return self.looks.spent_at(self.look)
 
 
 @dataclass
@@ -75,9 +100,12 @@ class Sequential:
     budget_seconds: float | None
     execution: ExecutionSummary = field(default_factory=ExecutionSummary)
     stop: str = ""
+    recorded: Recorded | None = None
+    """The plan an earlier invocation recorded, which this one continues (None: a new plan)."""
 
     @property
     def compute_seconds(self) -> float:
+        """Wall seconds of the runs this invocation added (what `--budget` caps)."""
         return self.execution.seconds
 
 
@@ -87,11 +115,16 @@ def until_decided(settings: Settings, profile: str, papers=(), pattern: str | No
     """Verify the profile (running what the store lacks), then add seeds to undecided claims.
 
     `max_seeds` caps every experiment's seeds (default twice its profile's); `budget_minutes`
-    caps the wall time of the added runs (default no cap).
+    caps the wall time of the runs this invocation adds (default no cap). Where the store holds the
+    profile's sequential file, its plan is continued; a `max_seeds` other than its plan's is
+    refused (ValueError naming the file and the recorded plan), as is a corrupt or foreign file.
     """
+    recorded = read(settings.store_dir, profile)
+    if recorded is not None:
+        recorded.check_max_seeds(max_seeds)
     outcome = verify(settings, papers, pattern, [profile], console=console)
     return _Session(outcome, replace(settings, download=False), profile, max_seeds,
-                    None if budget_minutes is None else 60.0 * budget_minutes, console).run()
+                    None if budget_minutes is None else 60.0 * budget_minutes, console, recorded).run()
 
 
 def next_seed(seeds: list[int]) -> int:
@@ -100,7 +133,7 @@ def next_seed(seeds: list[int]) -> int:
 
 class _Session:
     def __init__(self, outcome: Outcome, settings: Settings, profile: str, max_seeds: int | None,
-                 budget_seconds: float | None, console: Console | None):
+                 budget_seconds: float | None, console: Console | None, recorded: Recorded | None = None):
         self.catalog, self.store = outcome.catalog, outcome.store
         self.settings, self.profile, self.console = settings, profile, console
         self.fingerprints = outcome.data.fingerprints
@@ -108,28 +141,61 @@ class _Session:
         experiments = {c.claim.experiment for c in outcome.claims}
         profile_seeds = {e: list(self.catalog.specs[e].spec.profiles[profile].seeds) for e in sorted(experiments)
                          if profile in self.catalog.specs[e].spec.profiles}
-        limits = {e: default_max_seeds(len(s)) if max_seeds is None else max_seeds for e, s in profile_seeds.items()}
         fixed = {v.claim: v for v in outcome.verdicts if v.profile == profile}
-        tracks = [self._track(loaded, outcome.claims, fixed[loaded.id], profile_seeds, limits)
+        if recorded is None:
+            limits = {e: default_max_seeds(len(s)) if max_seeds is None else max_seeds
+                      for e, s in profile_seeds.items()}
+            seeds = {e: list(s) for e, s in profile_seeds.items()}
+        else:
+            recorded.check_matches(profile_seeds, [c.id for c in outcome.claims])
+            limits, seeds, max_seeds = dict(recorded.limits), {e: list(s) for e, s in recorded.seeds.items()}, \
+                recorded.max_seeds
+        tracks = [self._track(loaded, outcome.claims, fixed[loaded.id], profile_seeds, limits, recorded)
                   for loaded in outcome.claims]
-        self.result = Sequential(profile, outcome, tracks, profile_seeds, {e: list(s) for e, s in profile_seeds.items()},
-                                 limits, max_seeds, budget_seconds)
-        self._raw: dict[tuple[str, tuple[int, ...]], Verdict] = {}
+        self.result = Sequential(profile, outcome, tracks, profile_seeds, seeds, limits, max_seeds, budget_seconds,
+                                 recorded=recorded)
+        self._raw: dict[tuple[str, tuple[int, ...], float], Verdict] = {}
         self._wall: dict[tuple[str, str, int], float | None] = {}
+        if recorded is not None and console is not None:
+            going_on = sum(t.open for t in tracks)
+            console.print(f"continuing the sequential plan recorded in {recorded.path} ({recorded.plan_text()}): "
+                          f"{going_on} {'claim' if going_on == 1 else 'claims'} whose looks stopped for a budget "
+                          "go on from their recorded look; the others keep their recorded verdicts")
 
     def _track(self, loaded: LoadedClaim, claims: list[LoadedClaim], fixed: Verdict,
-               profile_seeds: dict[str, list[int]], limits: dict[str, int]) -> Track:
+               profile_seeds: dict[str, list[int]], limits: dict[str, int], recorded: Recorded | None) -> Track:
         family = loaded.claim.family
         members = [c for c in claims if family and c.claim.family == family and c.paper == loaded.paper] or [loaded]
         experiments = tuple(sorted({m.claim.experiment for m in members} & set(profile_seeds)))
+        if recorded is not None:
+            return self._recorded_track(loaded, experiments, fixed, recorded)
         alpha = getattr(loaded.claim.expect.get(self.profile), "alpha", 0.05)
-        looks = Looks(alpha, planned_looks(limits[e] - len(profile_seeds[e]) for e in experiments))
-        return Track(loaded, loaded.claim.experiment, experiments, looks, fixed)
+        own = loaded.claim.experiment
+        first = len(profile_seeds.get(own, ())) or 1
+        added = [limits[own] - len(profile_seeds[own])] if own in profile_seeds else []
+        looks = Looks.plan(alpha, first, planned_looks(added))
+        return Track(loaded, own, experiments, looks, fixed)
+
+    def _recorded_track(self, loaded: LoadedClaim, experiments: tuple[str, ...], fixed: Verdict,
+                        recorded: Recorded) -> Track:
+        """The claim's track as the recorded plan left it: open where its looks stopped for a budget,
+        else stopped with its recorded verdict."""
+        entry = recorded.claims[loaded.id]
+        track = Track(loaded, loaded.claim.experiment, experiments, entry.looks, fixed, seeds=list(entry.seeds),
+                      look=entry.look, stopped="" if entry.continues else entry.stopped)
+        if not entry.continues:
+            claim = loaded.claim
+            track.verdict = Verdict(claim.id, loaded.paper, self.profile, claim.experiment, claim.source,
+                                    claim.statement, entry.expectation, entry.status, entry.reason, power=entry.power,
+                                    family=claim.family or "")
+        return track
 
     # --- looks ---------------------------------------------------------------------------
 
     def run(self) -> Sequential:
         result = self.result
+        if result.recorded is not None:
+            self._restore_added_seeds()
         while True:
             self._look()
             candidates = [self._candidate(t) for t in result.tracks if t.open]
@@ -148,17 +214,24 @@ class _Session:
         families corrected together; the open claims that are decided, or that more seeds cannot
         decide, stop here."""
         tracks = self.result.tracks
-        verdicts = {t.claim: copy.deepcopy(self._verdict(t)) for t in tracks}
-        levels = {t.claim: t.looks.level for t in tracks}
+        looks = {t.claim: self._look_now(t) for t in tracks}
+        levels = {t.claim: t.looks.level_at(looks[t.claim]) for t in tracks}
+        verdicts = {t.claim: copy.deepcopy(self._verdict(t, levels[t.claim])) for t in tracks}
         apply_families(list(verdicts.values()), lambda v: levels[v.claim])
         for track in tracks:
             if not track.open:
                 continue
             track.verdict = verdicts[track.claim]
             track.seeds = list(self.result.seeds.get(track.experiment, []))
-            track.look = 1 + sum(len(self.result.seeds[e]) - len(self.result.profile_seeds[e])
-                                 for e in track.experiments)
+            track.look = looks[track.claim]
             track.stopped = self._stop_reason(track)
+
+    def _look_now(self, track: Track) -> int:
+        """The look the claim's experiment stands at: 1 on the profile's seeds, one more per added seed."""
+        experiment = track.experiment
+        if experiment not in self.result.profile_seeds:
+            return 1
+        return 1 + len(self.result.seeds[experiment]) - len(self.result.profile_seeds[experiment])
 
     def _stop_reason(self, track: Track) -> str:
         verdict = track.verdict
@@ -175,12 +248,12 @@ class _Session:
             return AT_LIMIT
         return ""
 
-    def _verdict(self, track: Track) -> Verdict:
-        """The claim's verdict at its per-look level on its experiment's seeds now (before families)."""
+    def _verdict(self, track: Track, level: float) -> Verdict:
+        """The claim's verdict at its look's level on its experiment's seeds now (before families)."""
         seeds = self.result.seeds.get(track.experiment)
-        key = (track.claim, tuple(seeds or ()))
+        key = (track.claim, tuple(seeds or ()), level)
         if key not in self._raw:
-            self._raw[key] = verify_claim(self.catalog, _at_level(track.loaded, self.profile, track.looks.level),
+            self._raw[key] = verify_claim(self.catalog, _at_level(track.loaded, self.profile, level),
                                           self.profile, self.lookup, seeds=seeds)
         return self._raw[key]
 
@@ -229,6 +302,10 @@ class _Session:
     def _add_seed(self, experiment: str) -> None:
         seeds = self.result.seeds[experiment]
         seed = next_seed(seeds)
+        self._run_seed(experiment, seed)
+        seeds.append(seed)
+
+    def _run_seed(self, experiment: str, seed: int) -> None:
         variants = self._variants_for_seed(experiment)
         for _ in range(MAX_DEPENDENCY_WAVES + 1):
             requests, waiting = plan_variants(self.catalog, experiment, variants, self.profile, self.settings,
@@ -236,7 +313,14 @@ class _Session:
             execute(requests, self.store, self.settings, self.console, self.result.execution)
             if not waiting:
                 break
-        seeds.append(seed)
+
+    def _restore_added_seeds(self) -> None:
+        """The seeds an earlier invocation added, for the variants the open claims read: reused from
+        the store (run again only where their records are gone)."""
+        for experiment, seeds in self.result.seeds.items():
+            if any(t.open and t.experiment == experiment for t in self.result.tracks):
+                for seed in seeds[len(self.result.profile_seeds[experiment]):]:
+                    self._run_seed(experiment, seed)
 
 
 def _at_level(loaded: LoadedClaim, profile: str, alpha: float) -> LoadedClaim:

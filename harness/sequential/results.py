@@ -2,7 +2,10 @@
 
 They are a different test from the profile's fixed-n verdicts (more seeds, a lower level per
 look), so they live beside the store's records, in `<store>/sequential/<profile>.json`, and never
-replace the fixed-n verdicts or the baselines.
+replace the fixed-n verdicts or the baselines. The file records the plan as well: the rule, every
+experiment's max seeds and seeds so far, and per claim its planned looks (each look's seeds, its
+level α_j and the α spent by it), the look it stands at and the α spent so far; a later
+`--until-decided` invocation reads it back and continues it (`harness.sequential.recorded`).
 """
 from __future__ import annotations
 
@@ -11,26 +14,30 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness.sequential import rule
+from harness.sequential import boundary, rule
 from harness.sequential.driver import NOT_EXTENDED, Sequential, Track
+from harness.sequential.recorded import path_for
 from harness.store import json_safe
-
-FOLDER = "sequential"
-
-
-def path_for(store_dir: Path, profile: str) -> Path:
-    return Path(store_dir) / FOLDER / f"{profile}.json"
 
 
 def to_dict(result: Sequential, selection: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The file's content; compute, runs and invocations add up those of the invocations that
+    continued the plan."""
+    earlier = result.recorded
+    execution = result.execution
+    runs = {"ran": execution.ran, "reused": execution.reused, "failed": execution.failed}
+    if earlier is not None:
+        runs = {k: n + earlier.runs[k] for k, n in runs.items()}
     return json_safe({
         "profile": result.profile,
-        "rule": {"name": rule.NAME, "text": rule.TEXT},
+        "rule": {"name": rule.NAME, "text": rule.TEXT,
+                 "calibration": {"simulations": boundary.SIMULATIONS, "rng_seed": boundary.RNG_SEED}},
         "selection": selection or {},
         "max_seeds": result.max_seeds,
+        "invocations": 1 + (0 if earlier is None else earlier.invocations),
         "budget_minutes": None if result.budget_seconds is None else result.budget_seconds / 60.0,
-        "compute_seconds": result.compute_seconds,
-        "runs": {"ran": result.execution.ran, "reused": result.execution.reused, "failed": result.execution.failed},
+        "compute_seconds": result.compute_seconds + (0.0 if earlier is None else earlier.compute_seconds),
+        "runs": runs,
         "stop": result.stop,
         "experiments": {e: {"profile_seeds": result.profile_seeds[e], "seeds": result.seeds[e],
                             "max_seeds": result.limits[e]} for e in result.seeds},
@@ -45,8 +52,11 @@ def _claim(track: Track) -> dict[str, Any]:
         "fixed_n": {"status": track.fixed.status, "reason": track.fixed.reason, "alpha": track.looks.alpha},
         "status": verdict.status, "reason": verdict.reason, "expectation": verdict.expectation,
         "seeds": track.seeds, "looks": track.look, "planned_looks": track.looks.planned,
-        "alpha": track.looks.alpha, "alpha_per_look": track.looks.level, "stopped": track.stopped,
-        "power": verdict.power,
+        "alpha": track.looks.alpha, "alpha_at_look": track.level, "alpha_spent": track.spent,
+        "stopped": track.stopped, "power": verdict.power,
+        "plan": {"alpha": track.looks.alpha,
+                 "looks": [{"look": j, "seeds": n, "level": level, "spent": spent} for j, (n, level, spent)
+                           in enumerate(zip(track.looks.seeds, track.looks.levels, track.looks.spent), start=1)]},
     }
 
 
@@ -93,6 +103,6 @@ def shown(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def not_extended(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Fixed-n PASS or FAIL verdicts that look 1 cannot decide at α / L: seeds go only to the
+    """Fixed-n PASS or FAIL verdicts that look 1 cannot decide at its level α_1: seeds go only to the
     profile's INCONCLUSIVE claims, so their fixed-n verdicts stand."""
     return [c for c in data["claims"] if c["stopped"] == NOT_EXTENDED]

@@ -1,0 +1,142 @@
+"""The group-sequential boundary: each planned look's nominal level α_j for an α-spending
+function of O'Brien-Fleming type, calibrated on the looks' t statistics.
+
+Spending function (Lan-DeMets, O'Brien-Fleming type, one-sided level α) over the information
+fraction t_j = n_j / n_max of look j (n_j seeds at look j, n_max at the last planned look):
+
+    α(t) = 2 − 2 Φ(z_{1−α/2} / √t),    α(1) = α,
+
+the α allowed to be spent by look j. It spends little early (α(0.5) = 0.0056 at α = 0.05) and
+keeps most of α for the last looks, where a t-test on more seeds has the power to use it.
+
+What is calibrated, and how. The looks are those of a one-sided one-sample t-test whose data
+grow one seed per look: look j reads n_j = n_1 + (j − 1) seeds and its statistic is
+T_j = mean / (sd / √n_j) with n_j − 1 degrees of freedom. The nominal level of look j is the
+α_j with critical value c_j = t⁻¹(1 − α_j; n_j − 1) such that, with the true mean exactly on the
+bound, P(T_1 > c_1 or … or T_j > c_j) = α(t_j). Look 1 is exact (α_1 = α(t_1)); the later
+critical values come from a deterministic simulation (`SIMULATIONS` paths of standard normal
+seeds, numpy's default generator at `RNG_SEED`): c_j is set so that the paths first crossing at
+look j make up α(t_j) − α(t_{j−1}) of all paths. The Monte-Carlo error of the cumulative level is
+about √(α / SIMULATIONS) ≈ 0.0005 at α = 0.05. Levels are cached per (n_1, n_max, α). A look on
+one seed has no t statistic: it is given its increment α(t_j) − α(t_{j−1}) outright (a union
+bound for that look) and the later looks are calibrated on what is left. Each side of a test
+(PASS on one side, FAIL on the other) is its own one-sided test at α_j, so a false PASS and a
+false FAIL are each kept at α, as in the fixed-n test.
+
+What is an approximation. The verifier's tests are not all one-sample t-tests; the boundary's
+levels are applied to each test as its α:
+- a paired t-test (`order`, paired differences) is a one-sample t-test of the differences:
+  calibrated as such;
+- a range (`between`, `approx`, an interval inside a range) and an equivalence (TOST) are two
+  one-sided t-tests, each at α_j: calibrated per side;
+- a sign count over the seeds (`every_seed`) PASSes only when every seed lies on its side, an
+  event each later look narrows: its false PASS is at most α_j of the first look where the count
+  can PASS (0.5^n ≤ α_j), within α (a seed on the wrong side FAILs it at any level);
+- Fisher-z tests of correlations (per seed, over clients, or pooled by random effects) and the
+  reversed-pair test of an `order` at α_j / pairs take the levels as their α: their statistics
+  across looks are correlated otherwise than a t-test's, so their cumulative level is α(t_j)
+  only approximately (each look's test keeps its nominal level);
+- a family (Holm across claims at every look) runs its step-down at the lowest of its members'
+  α_j; Holm's levels at a look are no higher than α_j, so a member's own chance of a false
+  verdict stays within its boundary, while the family-wise rate over the looks is not
+  calibrated as a whole;
+- a claim whose family spans several experiments counts the looks of its own experiment (look j
+  on its profile seeds + j − 1, the seeds its α_j is calibrated on): a seed added to another of
+  the family's experiments leaves its statistic, look and level unchanged. (Counting the looks of
+  all the experiments, L in all, and calibrating look j as on profile seeds + j − 1 would test a
+  statistic that did not change again at rising levels: simulated, a claim whose experiment got
+  its seeds last was falsely decided at 0.055 (two experiments of 3 → 6 seeds) to 0.059 (three)
+  at α = 0.05.)
+The simulation in tests/test_sequential.py measures the false PASS and FAIL rates through the
+verifier itself for a one-sided test and a range.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+SIMULATIONS = 200_000
+RNG_SEED = 20240615
+DIGITS = 3
+
+
+def spent(fraction: float, alpha: float) -> float:
+    """α(t): the α an O'Brien-Fleming-type spending function allows by information fraction t."""
+    if not 0.0 < fraction <= 1.0:
+        raise ValueError(f"an information fraction lies in (0, 1], not {fraction}")
+    if fraction == 1.0:
+        return alpha
+    return float(2.0 * scipy_stats.norm.sf(scipy_stats.norm.isf(alpha / 2.0) / math.sqrt(fraction)))
+
+
+def fractions(first: int, last: int) -> tuple[float, ...]:
+    """t_j = n_j / n_max of the looks on first, first + 1, …, last seeds."""
+    return tuple(n / last for n in range(first, last + 1))
+
+
+@lru_cache(maxsize=None)
+def nominal_levels(first: int, last: int, alpha: float) -> tuple[float, ...]:
+    """α_j of the looks on `first`, `first` + 1, …, `last` seeds (at least one look)."""
+    if first < 1 or last < first:
+        raise ValueError(f"looks run from at least one seed up to no fewer: not {first} to {last}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"α lies in (0, 1), not {alpha}")
+    targets = [spent(t, alpha) for t in fractions(first, last)]
+    rng = np.random.default_rng(RNG_SEED)
+    total = np.zeros(SIMULATIONS)
+    squares = np.zeros(SIMULATIONS)
+    alive = np.ones(SIMULATIONS, dtype=bool)
+    crossed, reserved, before, drawn = 0, 0.0, 0.0, 0
+    first_statistic = True
+    levels: list[float] = []
+    for n, target in zip(range(first, last + 1), targets):
+        increment = max(0.0, target - before)
+        before = target
+        while drawn < n:
+            x = rng.standard_normal(SIMULATIONS)
+            total += x
+            squares += x * x
+            drawn += 1
+        if n < 2:  # no t statistic on one seed: this look gets its increment outright
+            levels.append(_down(increment))
+            reserved += levels[-1]
+            continue
+        mean = total / n
+        sd = np.sqrt(np.maximum(squares - n * mean * mean, 0.0) / (n - 1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            statistic = np.where(sd > 0, mean / (sd / math.sqrt(n)), 0.0)
+        if first_statistic:  # the first look with a t statistic: exact
+            first_statistic = False
+            level = _down(max(0.0, target - reserved))
+        else:
+            critical = _critical(statistic[alive], round((target - reserved) * SIMULATIONS) - crossed)
+            level = _down(float(scipy_stats.t.sf(critical, n - 1))) if math.isfinite(critical) else 0.0
+        critical = float(scipy_stats.t.isf(level, n - 1)) if level > 0 else math.inf
+        crossing = alive & (statistic > critical)
+        crossed += int(crossing.sum())
+        alive &= ~crossing
+        levels.append(level)
+    return tuple(levels)
+
+
+def _down(level: float) -> float:
+    """The level rounded down to `DIGITS` significant digits (what the plan records and the looks
+    test at; the simulation goes on from the rounded level's critical value)."""
+    if level <= 0.0:
+        return 0.0
+    scale = 10.0 ** (DIGITS - 1 - math.floor(math.log10(level)))
+    return math.floor(level * scale * (1 + 1e-12)) / scale
+
+
+def _critical(statistics: np.ndarray, count: int) -> float:
+    """A value that exactly `count` of the statistics exceed (midway between the count-th largest
+    and the next); +inf where none may."""
+    if count <= 0 or statistics.size == 0:
+        return math.inf
+    if count >= statistics.size:
+        return float(np.min(statistics)) - 1.0
+    top = np.partition(statistics, statistics.size - count - 1)[statistics.size - count - 1:]
+    return float((top[0] + np.min(top[1:])) / 2.0)
