@@ -5,18 +5,21 @@ How a check compares (docs/regression.md states the rule in full):
 
 - Records under the **same numerics** as the baseline (one fingerprint, the recorded one): exact.
   Any changed verdict fails, any number beyond the tolerance the baseline states (per claim, else
-  the file's default) fails.
+  the file's default) fails. It detects any change.
 - Records under **other numerics**:
   - numbers that do not pass through floating-point kernels (series marked numerics-invariant:
     analytic results, counts, coverage, allocation-rule arithmetic, exact-algebra errors) are
     checked against the same tight tolerance;
   - trained quantities are compared as distributions: each series' per-seed differences are
-    tested against the drift the baseline measured across numerics for its group
-    (`harness.drift`), Holm-corrected over every series of the check;
-  - a verdict that moved between INCONCLUSIVE and PASS or FAIL is *fragile* (reported, not a
-    failure) when its recorded statistics were nearer the new verdict than three times the
-    amount the measured drift moves them (`harness.drift.near_margin`, at least one standard
-    error); further away it fails. PASS <-> FAIL always fails.
+    tested against the drift the baseline measured across numerics (`harness.drift`),
+    Holm-corrected over every series of the check;
+  - a verdict that moved is *fragile* when its recorded statistics were nearer the new verdict
+    than three times the amount the measured drift moves them (`harness.drift.near_margin`, at
+    least one standard error), whatever the two verdicts (PASS <-> FAIL included); further away it
+    fails. A fragile move fails too when the claim's own series show a shift (Holm over the
+    fragile claims at the check's level); only a fragile move with no detectable shift is a
+    warning.
+  - each claim states the smallest shift its drift tests detect with 80% power.
 - Always: a series or seed the baseline has not recorded fails; an ERROR fails; a baseline of
   another profile is refused. A FAIL is kept with its numbers: it documents a claim that does not
   reproduce, and the check then expects exactly that failure. A claim whose data was unavailable
@@ -39,6 +42,8 @@ from harness.verify import ERROR, FAIL, INCONCLUSIVE, PASS, Verdict
 DEFAULT_TOLERANCE = {"absolute": 1e-9, "relative": 1e-6}
 UNAVAILABLE = "unavailable here"
 EXACT, CROSS, UNCOMPARED = "same numerics", "other numerics", "not compared"
+SPREAD_FLOOR = 1e-9
+"""A seed spread below this is no unit to state a detectable change in (the seeds agree)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,11 @@ class ClaimCheck:
     fragile: list[str] = field(default_factory=list)
     drift_series: list[tuple[str, dict, dict]] = field(default_factory=list, repr=False)
     """(label, current numbers, recorded numbers) of the series left for the drift test."""
+    tests: list[drift_io.DriftTest] = field(default_factory=list, repr=False)
+    detects: str = ""
+    """The smallest change the check would detect in this claim with 80% power."""
+    detectable_sds: float | None = None
+    """That change in the recorded seed SDs of its most sensitive series (drift-tested claims)."""
 
 
 @dataclass
@@ -82,10 +92,23 @@ class Check:
         paths = {EXACT: 0, CROSS: 0, UNCOMPARED: 0}
         for c in self.claims.values():
             paths[c.path] += 1
+        fallback = sum(not t.scale.measured for c in self.claims.values() for t in c.tests)
         return (f"{paths[EXACT]} claims under the baseline's numerics (compared exactly), {paths[CROSS]} under other "
-                f"numerics ({self.drift_tests} series tested against the measured drift), {paths[UNCOMPARED]} without "
-                f"records to compare (skipped, an error, or data unavailable); "
-                f"{len(self.differences)} differences, {len(self.fragile)} fragile verdicts")
+                f"numerics ({self.drift_tests} series tested against the measured drift"
+                + (f", {fallback} of them against the unmeasured fallback √2 × seed sd" if fallback else "")
+                + f"), {paths[UNCOMPARED]} without records to compare (skipped, an error, or data unavailable); "
+                f"{len(self.differences)} differences, {len(self.fragile)} fragile verdicts. {self.reach()}")
+
+    def reach(self) -> str:
+        """The smallest change the check detects with 80% power, over its claims."""
+        exact = sum(c.path == EXACT for c in self.claims.values())
+        sizes = sorted(c.detectable_sds for c in self.claims.values() if c.detectable_sds is not None)
+        parts = [f"{exact} claims: any change"] if exact else []
+        if sizes:
+            middle = sizes[len(sizes) // 2]
+            parts.append(f"{len(sizes)} drift-tested claims: a shift of {middle:.2g} recorded seed SDs (median; "
+                         f"{sizes[0]:.2g} to {sizes[-1]:.2g})")
+        return ("Detects with 80% power: " + "; ".join(parts) + ".") if parts else ""
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -122,7 +145,7 @@ def _series_changes(current: dict, recorded: dict, tolerance: dict[str, float], 
             failures.append(f"{label} seed {seed} is not in the baseline (record it with `fedclaims baseline update`)")
         for seed in recorded_values.keys() - now["values"].keys():
             failures.append(f"{label} seed {seed} is no longer observed")
-        if not (exact or now.get("numerics_invariant", False)):
+        if not (exact or now.get("numerics_invariant", False) or numbers.get("numerics_invariant", False)):
             drifting.append((label, now, numbers))
             continue
         for seed, value in recorded_values.items():
@@ -135,11 +158,10 @@ def _series_changes(current: dict, recorded: dict, tolerance: dict[str, float], 
 
 def _verdict_move(verdict: Verdict, entry: dict[str, Any], measured: dict[str, Any]
                   ) -> tuple[str | None, str | None]:
-    """(failure, fragile note) of a verdict that moved under other numerics."""
+    """(failure, fragile note) of a verdict that moved under other numerics: fragile when the
+    recorded statistics were within the drift's reach of the new verdict, whichever two verdicts."""
     before, after = entry["status"], verdict.status
     moved = f"verdict changed from {before} to {after} ({verdict.reason})"
-    if INCONCLUSIVE not in (before, after):
-        return moved, None
     margins = entry.get("margins") or {}
     distance = margins.get(after)  # stored as None when infinite (decided without a spread)
     near = drift_io.near_margin(entry.get("evidence", []), entry.get("numbers", {}), entry.get("experiment", ""),
@@ -219,20 +241,73 @@ def check(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = Tr
         claim = check_one(verdict, entries.get(verdict.claim), default, measured)
         outcome.claims[verdict.claim] = claim
         for label, now, then in claim.drift_series:
-            test = drift_io.drift_test(verdict.claim, label, drift_io.group_key(verdict.experiment, now), now, then,
-                                       measured)
+            named = then if then.get("quantity") else now  # the quantity as the baseline recorded it
+            test = drift_io.drift_test(verdict.claim, label, drift_io.group_key(verdict.experiment, named), now,
+                                       then, measured)
             if test is not None:
                 tests.append(test)
     outcome.drift_tests = len(tests)
+    for test in tests:
+        outcome.claims[test.claim].tests.append(test)
     for test in drift_io.holm_rejected(tests):
         outcome.claims[test.claim].failures.append(
             f"moved beyond the drift of the numerics (Holm over {len(tests)} series, family-wise α = "
             f"{drift_io.ALPHA:g}): {test.text()}")
+    _fragile_with_a_shift(outcome)
+    for claim in outcome.claims.values():
+        _state_reach(claim, max(1, len(tests)))
     if complete:
         seen = {v.claim for v in verdicts}
         outcome.general += [Difference(claim, "in the baseline but no longer verified") for claim in entries
                             if claim not in seen]
     return outcome
+
+
+def _claim_p(claim: ClaimCheck) -> float:
+    """The claim's series together: the smallest p of its drift tests, Bonferroni over them."""
+    return min(1.0, len(claim.tests) * min(t.p_value for t in claim.tests))
+
+
+def _fragile_with_a_shift(outcome: Check) -> None:
+    """A fragile move whose claim's own series show a shift (Holm over the fragile claims at the
+    check's level) is a failure: the verdict moved, and not by the numerics alone."""
+    fragile = [c for c in outcome.claims.values() if c.fragile and c.tests and not c.failures]
+    for rank, claim in enumerate(sorted(fragile, key=_claim_p)):
+        level = drift_io.ALPHA / (len(fragile) - rank)
+        if not _claim_p(claim) < level:
+            break
+        shifted = min(claim.tests, key=lambda t: t.p_value)
+        claim.failures += [f"{note.removeprefix('fragile: ')}, but its series moved beyond the drift of the "
+                           f"numerics (p = {_claim_p(claim):.3g} over its {len(claim.tests)} series, Holm over the "
+                           f"{len(fragile)} fragile claims at α = {drift_io.ALPHA:g}): {shifted.text()}"
+                           for note in claim.fragile]
+        claim.fragile = []
+
+
+def _state_reach(claim: ClaimCheck, family: int) -> None:
+    """What the check can see in this claim: any change when compared exactly, else the smallest
+    constant per-seed shift its most sensitive drift test detects with 80% power at Holm's first step."""
+    if claim.path == EXACT:
+        claim.detects = "any change (same numerics: compared bit for bit, up to the tolerance)"
+        return
+    if claim.path != CROSS:
+        return
+    level = drift_io.ALPHA / family
+    best = None
+    for test in claim.tests:
+        shift = test.detectable(level)
+        sds = shift / test.recorded_sd if math.isfinite(test.recorded_sd) and test.recorded_sd > SPREAD_FLOOR else None
+        if best is None or (sds if sds is not None else math.inf) < (best[2] if best[2] is not None else math.inf):
+            best = (test, shift, sds)
+    if best is None:
+        claim.detects = "any change of its numerics-invariant numbers; its verdict only otherwise"
+        return
+    test, shift, sds = best
+    claim.detectable_sds = sds
+    in_sds = f" = {sds:.2g} recorded seed SDs" if sds is not None else ""
+    fallback = "" if test.scale.measured else "; its drift group was NOT MEASURED (fallback √2 × seed sd)"
+    claim.detects = (f"a shift of {shift:.3g}{in_sds} per seed in {test.label} (80% power at Holm's first step, "
+                     f"α = {level:.2g}; {test.scale.text()}{fallback})")
 
 
 def compare(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = True) -> list[Difference]:

@@ -52,12 +52,13 @@ def _execution(parser: argparse.ArgumentParser) -> None:
 def _until_decided(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--until-decided", action="store_true",
                         help="after the profile's seeds, add seeds to the claims still INCONCLUSIVE, cheapest "
-                             "decision first, under a sequential rule that keeps each claim's α (Bonferroni over "
-                             "the planned looks); writes <store>/sequential/<profile>.json")
+                             "decision first, under a sequential rule that keeps each claim's α (an O'Brien-Fleming-"
+                             "type boundary over the planned looks); writes <store>/sequential/<profile>.json, "
+                             "and a later run continues the plan recorded there")
     parser.add_argument("--max-seeds", type=int, help="with --until-decided: at most this many seeds per experiment "
                                                       "(default twice the profile's)")
-    parser.add_argument("--budget", type=float, help="with --until-decided: minutes of wall time the added runs "
-                                                     "may take (default no limit)")
+    parser.add_argument("--budget", type=float, help="with --until-decided: minutes of wall time the runs this "
+                                                     "invocation adds may take (default no limit)")
 
 
 def cmd_validate(args) -> int:
@@ -246,6 +247,10 @@ def cmd_baseline(args) -> int:
         return _measure_drift(path, profile, args.recording)
     if args.action == "redecide":
         return _redecide(path, settings)
+    if args.against:
+        if args.action != "check":
+            raise ValueError("--against goes with `baseline check` only")
+        return _check_against(settings, args.against, profile, args.paper, args.claim)
     if args.action == "check":
         recorded = baseline_io.load(path)  # a missing or broken baseline fails before any run
     outcome = verify(settings, args.paper, args.claim, profiles=[profile], console=console)
@@ -257,6 +262,9 @@ def cmd_baseline(args) -> int:
         console.print(f"wrote {path} with {len(outcome.verdicts)} claims" + ("" if complete else " updated"))
         return 0
     result = baseline_io.check(outcome.verdicts, recorded, complete=complete)
+    for claim in result.claims.values():
+        if claim.detects:
+            console.print(f"reach {claim.claim} ({claim.path}): detects {claim.detects}")
     for difference in result.differences:
         console.print(f"[red]regression[/red] {difference}")
     for note in result.fragile:
@@ -264,6 +272,24 @@ def cmd_baseline(args) -> int:
     console.print(f"{len(outcome.verdicts)} claims compared with {path.name}: {len(result.differences)} differences "
                   f"({result.summary()})")
     return 1 if result.differences else 0
+
+
+def _check_against(settings, revision: str, profile: str, papers: list[str], pattern: str | None) -> int:
+    """The selection verified at `revision` and in the working tree, here, compared bit for bit."""
+    from harness import against
+    commit, recorded, ran = against.revision_numbers(settings, revision, profile, papers, pattern)
+    console.print(f"at {revision} ({commit[:12]}): {ran}")
+    outcome = verify(settings, papers, pattern, profiles=[profile], console=console)
+    console.print(f"working tree: {outcome.execution.text()}")
+    result = against.compare(outcome.verdicts, recorded, commit)
+    for change in result.moved:
+        console.print(f"[red]moved[/red] {change.claim}: {change.text()}")
+    for claim in result.only_here:
+        console.print(f"new {claim}: not verified at {revision}")
+    for claim in result.only_there:
+        console.print(f"gone {claim}: verified at {revision}, not in the working tree")
+    console.print(result.summary())
+    return 1 if result.moved else 0
 
 
 def _measure_drift(path: Path, profile: str, extra: list[str]) -> int:
@@ -279,10 +305,11 @@ def _measure_drift(path: Path, profile: str, extra: list[str]) -> int:
         recordings[file.name] = drift.recording(json.loads(file.read_text(encoding="utf-8")), profile, file.name)
     data["drift"] = drift.measure(recordings)
     baseline_io.write(path, data)
-    for pair in data["drift"]["pairs"]:
-        console.print(f"pair {pair}")
+    for experiment, fingerprints in data["drift"]["numerics"].items():
+        console.print(f"{experiment}: {len(fingerprints)} distinct numerics ({', '.join(fingerprints)})")
     for group, entry in data["drift"]["groups"].items():
-        console.print(f"{group}: rms {entry['rms']:.4g} over {entry['count']} differences")
+        console.print(f"{group}: rms {entry['rms']:.4g}, {entry['count']} df, its series drift alike: Bartlett "
+                      f"p = {entry['heterogeneity_p']:.3g}")
     console.print(f"wrote the drift of {len(data['drift']['groups'])} groups into {path}")
     return 0
 
@@ -398,6 +425,10 @@ def build_parser() -> argparse.ArgumentParser:
     base.add_argument("--recording", action="append", default=[],
                       help="a further recording (a baseline file or a REPORT.json) of the same code under other "
                            "numerics (repeatable; with drift)")
+    base.add_argument("--against", metavar="REV",
+                      help="with check: verify the selection at git revision REV and in the working tree on this "
+                           "machine (one store: only runs whose keys differ are run) and compare them bit for bit, "
+                           "instead of with the committed baseline")
     base.add_argument("--profile", help=f"profile of the baseline (default {DEFAULT_PROFILE})")
     base.add_argument("--baseline", help="baseline file (default baselines/<profile>.json)")
     base.add_argument("--paper", action="append", default=[], help="only claims of this paper (repeatable)")

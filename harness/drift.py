@@ -2,28 +2,42 @@
 
 The same code, config and seed run on another CPU (or under other kernel pins) gives other last
 bits, and training grows them: a trained quantity moves by an amount that depends on what is
-observed and how long the run trains. That amount is measured, per *drift group*: an experiment
+observed and how long the run trains. That amount is measured per *drift group*: an experiment
 and the quantity observed in it (a metric, a paired difference of a metric, a correlation), so a
-group holds one run length. A measurement pairs the same seeds' values computed under two
-numerics by the same code; the group's drift scale is the root mean square of those per-seed
-differences over every series and pair measured (each (experiment, series, seed) counted once per
-pair of numerics).
+group holds one run length, and within it per series.
 
-The regression check then compares a series observed under other numerics with its recorded
-values seed by seed: with d_s the per-seed differences over n seeds and τ the group's drift
-scale (estimated from `count` differences), Σ d_s² / (n τ²) follows an F(n, count) distribution
-when only the numerics changed. Its p-values over every series of a check are corrected by Holm
-(family-wise false-alarm rate `ALPHA`). A group never measured falls back on the series' own
-seed spread: τ = √2 · (recorded seed-to-seed sd), as if each seed were redrawn (F(n, n − 1)).
+**Measuring.** Recordings are baselines (or REPORT.json files) of the same records under other
+numerics. Recordings of one numerics fingerprint (the same machine and pins, say, under two codes
+whose histories are bit-identical) are one numerics: they count once (`distinct_numerics`). For every (experiment, series, seed) the k distinct numerics'
+values give k − 1 degrees of freedom and a sum of squared deviations SS about their mean; the
+drift scale τ of a group is the standard deviation of a *difference* between two numerics,
+τ² = 2 · ΣSS / Σ(k − 1), with `count` = Σ(k − 1) degrees of freedom. The same is kept per series,
+and Bartlett's test says whether the series of a group drift alike (`heterogeneity_p`).
+
+**Testing.** A series observed under other numerics is compared with its recorded values seed by
+seed: with d_s the per-seed differences over n seeds, Σ d_s² / (n τ²) follows F(n, count) when
+only the numerics changed. In a group whose series drift differently (Bartlett p below
+`HETEROGENEITY_ALPHA`), a series is tested against its own drift where that exceeds the group's,
+and a series the measurement did not reach against the group's largest; otherwise against the
+group's. The p-values of a check are corrected by Holm (family-wise false-alarm rate `ALPHA`).
+A group never measured falls back on the series' own seed spread, τ = √2 · (recorded sd) with
+n − 1 degrees of freedom, and the test says so; every group of a shipped claim is measured at
+every profile with a baseline, so the fallback serves a user's new claims only.
+
+**What it can see.** `detectable_shift` is the constant per-seed shift the test detects with
+probability `POWER` at a given level (the noncentral F of n seeds against τ with `count` df).
 """
 from __future__ import annotations
 
+import functools
 import math
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scipy import stats
+import numpy as np
+from scipy import optimize, stats
 
 ALPHA = 0.01
 """Family-wise false-alarm rate of one regression check across its drift-tested series."""
@@ -32,28 +46,56 @@ FLOOR_FRACTION = 0.05
 """A drift scale is never taken below this fraction of the series' recorded seed spread: a move
 smaller than a twentieth of the seed-to-seed spread is not a change any verdict can show."""
 
+HETEROGENEITY_ALPHA = 0.05
+"""Below this Bartlett p, the series of a drift group are taken to drift by different amounts."""
+
+POWER = 0.8
+"""The detection probability at which a check states the smallest change it can see."""
+
+NEAR_QUANTILE = 0.99
+"""A verdict is *near* its boundary toward another verdict when its statistic must move less than
+this quantile of the moves the measured drift of the numerics makes it (simulated from its
+recorded seeds: `statistic_reach`), or less than MIN_NEAR_MARGIN standard errors."""
+
+REACH_DRAWS = 2000
 
 NEAR_DRIFTS = 3.0
-"""A verdict is *near* its boundary toward another verdict when the statistics must move less than
-this many times the amount the measured drift of the numerics moves them (or less than
-MIN_NEAR_MARGIN standard errors)."""
+"""Where no reach can be simulated (a correlation's Fisher z, a sign count, no recorded seeds): near
+is this many times the first-order move of the statistic (drift / standard error)."""
 
 MIN_NEAR_MARGIN = 1.0
+
+MEASURED, OWN, LARGEST, FALLBACK = "group", "series", "largest series", "fallback"
 
 
 def group_key(experiment: str, series: Mapping[str, Any]) -> str:
     return f"{experiment} / {series.get('quantity') or '?'}"
 
 
+def difference_group(experiment: str, quantity: str) -> str:
+    """The group of the paired difference of two series of one quantity (drift of a difference)."""
+    return f"{experiment} / difference of {quantity}"
+
+
 @dataclass(frozen=True)
 class Scale:
     rms: float
     count: int
-    measured: bool
+    """Degrees of freedom of the estimate."""
+    source: str
+    """MEASURED (the group's pooled drift), OWN (the series' own), LARGEST (the group's largest
+    series), FALLBACK (never measured: √2 × the recorded seed sd)."""
+
+    @property
+    def measured(self) -> bool:
+        return self.source != FALLBACK
 
     def text(self) -> str:
-        how = f"measured over {self.count} per-seed differences" if self.measured else \
-            f"not measured: √2 × the recorded seed sd ({self.count} df)"
+        how = {MEASURED: f"measured, {self.count} df",
+               OWN: f"this series' own measured drift, {self.count} df: its group's series drift differently",
+               LARGEST: f"its group's largest series drift, {self.count} df: the group's series drift differently "
+                        "and this one was not measured",
+               FALLBACK: f"NOT MEASURED: √2 × the recorded seed sd, {self.count} df"}[self.source]
         return f"drift scale {self.rms:.3g} ({how})"
 
 
@@ -72,67 +114,155 @@ def recording(data: Mapping[str, Any], profile: str, name: str) -> dict[str, dic
             for v in data["verdicts"] if v["profile"] == profile and v.get("numbers")}
 
 
-def measured_differences(reference: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, list[float]]:
-    """Per drift group, the per-seed differences between two recordings of the same claims made by
-    the same records (equal `runs`: code, configs, seeds, data) under different numerics. Invariant
-    series are left out; a series shared by several claims counts once."""
-    found: dict[str, list[float]] = {}
-    seen: set[tuple[str, str, str]] = set()
-    for claim, entry in reference.items():
-        twin = other.get(claim)
-        if not twin or "numbers" not in entry or "numbers" not in twin or "verdict" in (entry.get("compare"),
-                                                                                         twin.get("compare")):
-            continue
-        if entry.get("runs") != twin.get("runs") or entry.get("numerics") == twin.get("numerics"):
-            continue
-        experiment = entry.get("experiment", claim)
-        for label, series in entry["numbers"].items():
-            again = twin["numbers"].get(label)
-            if again is None or series.get("numerics_invariant") or again.get("numerics_invariant"):
+@dataclass(frozen=True)
+class _Value:
+    recording: str
+    runs: str
+    numerics: tuple[str, ...]
+    value: float
+    quantity: str
+
+
+def _trained_values(recordings: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str, str], list[_Value]]:
+    """Per (experiment, series, seed), every recording's finite value of each trained (not
+    numerics-invariant) series; a series shared by several claims of a recording counts once."""
+    found: dict[tuple[str, str, str], list[_Value]] = defaultdict(list)
+    for name, claims in recordings.items():
+        seen: set[tuple[str, str, str]] = set()
+        for claim, entry in claims.items():
+            if entry.get("compare") == "verdict" or "numbers" not in entry:
                 continue
-            for seed, value in series.get("values", {}).items():
-                key = (experiment, label, seed)
-                moved = again.get("values", {}).get(seed)
-                if key in seen or value is None or moved is None or not math.isfinite(moved - value):
+            experiment = entry.get("experiment", claim)
+            numerics = tuple(sorted(fp if fp != "unrecorded" and not fp.startswith("not recorded") else
+                                    f"not recorded ({name})" for fp in entry.get("numerics") or ["unrecorded"]))
+            for label, series in entry["numbers"].items():
+                if series.get("numerics_invariant"):
                     continue
-                seen.add(key)
-                named = series if series.get("quantity") else again
-                found.setdefault(group_key(experiment, named), []).append(moved - value)
+                for seed, value in (series.get("values") or {}).items():
+                    key = (experiment, label, seed)
+                    if key in seen or value is None or not math.isfinite(value):
+                        continue
+                    seen.add(key)
+                    found[key].append(_Value(name, str(entry.get("runs")), numerics, float(value),
+                                             str(series.get("quantity") or "?")))
     return found
 
 
+def distinct_numerics(found: list[_Value]) -> dict[tuple[str, ...], float]:
+    """One (experiment, series, seed)'s value under each distinct numerics. Recordings of one
+    numerics count once. Records of different code (other keys) are comparable only where they
+    are bridged: some numerics gave both codes the bit-identical value, so the code change did not
+    move it. Of the bridged sets, the one spanning the most numerics. A recording whose numerics
+    were not recorded counts as another numerics only where its value differs from the others'."""
+    by_runs: dict[str, dict[tuple[str, ...], float]] = defaultdict(dict)
+    for value in found:
+        by_runs[value.runs].setdefault(value.numerics, value.value)
+    merged: list[dict[tuple[str, ...], float]] = []
+    for values in by_runs.values():
+        joined = dict(values)
+        for other in [m for m in merged if any(other_value == joined.get(numerics)
+                                              for numerics, other_value in m.items())]:
+            merged.remove(other)
+            joined = {**other, **joined}
+        merged.append(joined)
+    widest = max(merged, key=len)
+    distinct = {numerics: value for numerics, value in widest.items() if not _unrecorded(numerics)}
+    for numerics, value in widest.items():  # numerics not recorded: bit-identical to another is that one
+        if _unrecorded(numerics) and value not in distinct.values():
+            distinct[numerics] = value
+    return distinct
+
+
+def _unrecorded(numerics: tuple[str, ...]) -> bool:
+    return any(fp.startswith("not recorded") for fp in numerics)
+
+
 def measure(recordings: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The drift section of a baseline from named recordings: every pair of them, per claim where
-    both were made from the same records under different numerics."""
-    names = list(recordings)
-    differences, pairs = [], []
-    for i, first in enumerate(names):
-        for second in names[i + 1:]:
-            found = measured_differences(recordings[first], recordings[second])
-            if found:
-                differences.append(found)
-                pairs.append(f"{first} × {second}: {sum(len(v) for v in found.values())} differences")
-    return {"rule": "per (experiment, quantity): root mean square of the per-seed differences between recordings "
-                    "of the same records under different numerics (see harness/drift.py)",
-            "pairs": pairs, "groups": table(differences)}
+    """The drift section of a baseline from named recordings (see the module docstring)."""
+    values = _trained_values(recordings)
+    squares: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
+    seen: dict[str, set[str]] = defaultdict(set)
+    for (experiment, label, _), found in values.items():
+        distinct = distinct_numerics(found)
+        seen[experiment] |= {fingerprint for numerics in distinct for fingerprint in numerics}
+        if len(distinct) < 2:
+            continue
+        mean = sum(distinct.values()) / len(distinct)
+        cell = squares[f"{experiment} / {found[0].quantity}"][label]
+        cell[0] += sum((v - mean) ** 2 for v in distinct.values())
+        cell[1] += len(distinct) - 1
+    return {"rule": "per (experiment, quantity) and per series: τ² = 2 · ΣSS / df over the values of distinct "
+                    "numerics (recordings of one numerics count once), Bartlett's test of the series' drifts "
+                    "(see harness/drift.py)",
+            "recordings": sorted(recordings),
+            "numerics": {experiment: sorted(found) for experiment, found in sorted(seen.items())},
+            "groups": {group: group_entry(series) for group, series in sorted(squares.items())}}
 
 
-def table(differences: Iterable[Mapping[str, list[float]]]) -> dict[str, dict[str, float]]:
-    """The drift table stored in a baseline: per group, rms and count over all measurements."""
-    pooled: dict[str, list[float]] = {}
-    for measurement in differences:
-        for group, values in measurement.items():
-            pooled.setdefault(group, []).extend(values)
-    return {group: {"rms": math.sqrt(sum(v * v for v in values) / len(values)), "count": len(values)}
-            for group, values in sorted(pooled.items()) if values}
+def group_entry(series: Mapping[str, list[float]]) -> dict[str, Any]:
+    """A group's pooled drift, its series' own, and whether they drift alike, from each series'
+    [sum of squared deviations, degrees of freedom]."""
+    total = sum(ss for ss, _ in series.values())
+    df = sum(d for _, d in series.values())
+    own = {label: {"rms": math.sqrt(2.0 * ss / d), "count": d} for label, (ss, d) in sorted(series.items())}
+    return {"rms": math.sqrt(2.0 * total / df), "count": df, "heterogeneity_p": bartlett_p(series), "series": own}
 
 
-def scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int) -> Scale:
+def bartlett_p(series: Mapping[str, list[float]]) -> float:
+    """Bartlett's test that the series' variances are equal (1.0 with fewer than two series)."""
+    cells = [(ss / d, d) for ss, d in series.values() if d > 0]
+    if len(cells) < 2:
+        return 1.0
+    df = sum(d for _, d in cells)
+    pooled = sum(v * d for v, d in cells) / df
+    if pooled == 0.0:
+        return 1.0
+    if any(v == 0.0 for v, _ in cells):
+        return 0.0  # one series bit-identical across numerics while another moves
+    k = len(cells)
+    statistic = (df * math.log(pooled) - sum(d * math.log(v) for v, d in cells)) / (
+        1.0 + (sum(1.0 / d for _, d in cells) - 1.0 / df) / (3.0 * (k - 1)))
+    return float(stats.chi2.sf(statistic, k - 1))
+
+
+def scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int, label: str | None = None) -> Scale:
+    """The drift scale a series of `group` is tested against (see the module docstring)."""
     entry = (drift.get("groups") or {}).get(group)
     floor = FLOOR_FRACTION * recorded_sd if math.isfinite(recorded_sd) else 0.0
-    if entry is not None and entry.get("count", 0) > 0:
-        return Scale(max(float(entry["rms"]), floor), int(entry["count"]), True)
-    return Scale(math.sqrt(2.0) * recorded_sd if math.isfinite(recorded_sd) else 0.0, max(1, n - 1), False)
+    if entry is None or entry.get("count", 0) <= 0:
+        return Scale(math.sqrt(2.0) * recorded_sd if math.isfinite(recorded_sd) else 0.0, max(1, n - 1), FALLBACK)
+    pooled = Scale(max(float(entry["rms"]), floor), int(entry["count"]), MEASURED)
+    series = entry.get("series") or {}
+    if entry.get("heterogeneity_p", 1.0) >= HETEROGENEITY_ALPHA or not series:
+        return pooled
+    own = series.get(label) if label is not None else None
+    if own is None:
+        largest = max(series.values(), key=lambda s: s["rms"])
+        if largest["rms"] > pooled.rms:
+            return Scale(max(float(largest["rms"]), floor), int(largest["count"]), LARGEST)
+        return pooled
+    if own["rms"] > pooled.rms and own["count"] > 0:
+        return Scale(max(float(own["rms"]), floor), int(own["count"]), OWN)
+    return pooled
+
+
+@functools.lru_cache(maxsize=4096)
+def detectable_shift(scale_used: Scale, n: int, level: float, power: float = POWER) -> float:
+    """The constant per-seed shift that the F test of n seeds against `scale_used` rejects at
+    `level` with probability `power` (noncentral F with noncentrality n · shift² / τ²)."""
+    if n < 1 or scale_used.rms <= 0.0:
+        return 0.0
+    critical = stats.f.isf(level, n, scale_used.count)
+
+    def short(noncentrality: float) -> float:
+        return float(stats.ncf.sf(critical, n, scale_used.count, noncentrality)) - power
+    upper = 1.0
+    while short(upper) < 0.0:
+        upper *= 2.0
+        if upper > 1e8:
+            return math.inf
+    noncentrality = optimize.brentq(short, 1e-9, upper, xtol=1e-6)
+    return scale_used.rms * math.sqrt(noncentrality / n)
 
 
 @dataclass(frozen=True)
@@ -145,11 +275,15 @@ class DriftTest:
     differences: dict[str, float]
     scale: Scale
     p_value: float
+    recorded_sd: float = math.nan
 
     def text(self) -> str:
         moved = ", ".join(f"s{seed} {d:+.4g}" for seed, d in self.differences.items())
         return (f"{self.label} moved {moved} against the cross-numerics {self.scale.text()} of `{self.group}` "
                 f"(F test p = {self.p_value:.3g})")
+
+    def detectable(self, level: float) -> float:
+        return detectable_shift(self.scale, len(self.differences), level)
 
 
 def drift_test(claim: str, label: str, group: str, current: Mapping[str, Any], recorded: Mapping[str, Any],
@@ -163,14 +297,14 @@ def drift_test(claim: str, label: str, group: str, current: Mapping[str, Any], r
         return None
     sd = recorded.get("std")
     sd = float(sd) if sd is not None and math.isfinite(sd) else math.nan
-    measured = scale(drift, group, sd, len(differences))
+    measured = scale(drift, group, sd, len(differences), label)
     n = len(differences)
     squares = sum(d * d for d in differences.values())
     if measured.rms <= 0.0:
         p_value = 1.0 if squares == 0.0 else 0.0
     else:
         p_value = float(stats.f.sf(squares / (n * measured.rms ** 2), n, measured.count))
-    return DriftTest(claim, label, group, differences, measured, p_value)
+    return DriftTest(claim, label, group, differences, measured, p_value, sd)
 
 
 def holm_rejected(tests: list[DriftTest], alpha: float = ALPHA) -> list[DriftTest]:
@@ -184,34 +318,118 @@ def holm_rejected(tests: list[DriftTest], alpha: float = ALPHA) -> list[DriftTes
     return rejected
 
 
+def _sd(series: Mapping[str, Any]) -> float:
+    sd = series.get("std")
+    return float(sd) if sd is not None and math.isfinite(sd) else math.nan
+
+
+def _paired_tau(first: Mapping[str, Any], second: Mapping[str, Any], experiment: str,
+                measured: Mapping[str, Any]) -> float:
+    """The drift of the per-seed difference of two series: the measured drift of the difference
+    of their quantity; else, both series' groups measured, their drifts added as independent;
+    else √2 × the seed sd of the per-seed differences (the pairing kept)."""
+    quantity = first.get("quantity") or second.get("quantity") or "?"
+    groups = measured.get("groups") or {}
+    paired = difference_group(experiment, quantity)
+    own = [scale(measured, group_key(experiment, s), _sd(s), int(s.get("n") or 2)) for s in (first, second)]
+    if paired not in groups and all(s.measured for s in own):
+        return math.sqrt(sum(s.rms ** 2 for s in own))
+    a, b = first.get("values") or {}, second.get("values") or {}
+    differences = [a[s] - b[s] for s in a if s in b and a[s] is not None and b[s] is not None
+                   and math.isfinite(a[s] - b[s])]
+    sd = float(stats.tstd(differences)) if len(differences) >= 2 else math.nan
+    return scale(measured, paired, sd, len(differences)).rms
+
+
+def _source_drift(item: Mapping[str, Any], numbers: Mapping[str, Any], experiment: str,
+                  measured: Mapping[str, Any]) -> tuple[list[float], float] | None:
+    """The per-seed values a t-based comparison averages (one series, or the paired differences of
+    two) and the drift scale of one of them; None when they are not recorded."""
+    labels = list(item.get("sources") or ())
+    series = [numbers.get(label) for label in labels]
+    if not labels or any(s is None or s.get("numerics_invariant") for s in series):
+        return None
+    values = [s.get("values") or {} for s in series]
+    seeds = [seed for seed in values[0] if all(v.get(seed) is not None and math.isfinite(v[seed]) for v in values)]
+    if len(labels) == 1:
+        tau = scale(measured, group_key(experiment, series[0]), _sd(series[0]), len(seeds), labels[0]).rms
+        return [values[0][seed] for seed in seeds], tau
+    if len(labels) == 2:
+        return [values[0][seed] - values[1][seed] for seed in seeds], _paired_tau(series[0], series[1], experiment,
+                                                                               measured)
+    return None
+
+
+def statistic_reach(item: Mapping[str, Any], numbers: Mapping[str, Any], experiment: str,
+                    measured: Mapping[str, Any]) -> float | None:
+    """The `NEAR_QUANTILE` quantile of how far the drift of the numerics moves a t statistic, in
+    its standard errors: every recorded seed moved by a normal draw of the drift scale, the mean
+    and the seed spread computed again (`REACH_DRAWS` draws, a fixed generator). On a few seeds the
+    spread moves the statistic as much as the mean: a linear reading (drift / SE) misses that.
+    None where the comparison is not a t statistic of recorded values."""
+    if item.get("df") is None or item.get("sign_count") or item.get("fisher_z"):
+        return None
+    found = _source_drift(item, numbers, experiment, measured)
+    if found is None or len(found[0]) < 2:
+        return None
+    values, tau = found
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    sd = float(np.std(x, ddof=1))
+    if sd == 0.0 or tau == 0.0:
+        return 0.0 if tau == 0.0 else None
+    moved = x + tau * np.random.default_rng(0).standard_normal((REACH_DRAWS, n))
+    statistic = float(item.get("statistic") or 0.0)
+    if not math.isfinite(statistic):
+        return None
+    se = sd / math.sqrt(n)
+    reach = 0.0
+    for orientation in (1.0, -1.0):  # the bound, from the recorded statistic: mean − bound = ± statistic · se
+        bound = float(np.mean(x)) - orientation * statistic * se
+        after = orientation * (moved.mean(axis=1) - bound) / (np.maximum(moved.std(axis=1, ddof=1), 1e-300)
+                                                              / math.sqrt(n))
+        reach = max(reach, float(np.quantile(np.abs(after - statistic), NEAR_QUANTILE)))
+    return reach
+
+
 def statistic_drift(evidence: Iterable[Mapping[str, Any]], numbers: Mapping[str, Any], experiment: str,
                     measured: Mapping[str, Any]) -> float:
     """How far, in its own standard errors, the measured drift of the numerics moves a verdict's
-    statistics (the largest over its comparisons): each comparison's estimate averages `seeds`
-    seeds of its source series, each moved by its group's drift scale (on Fisher's z for a
-    correlation: dz = dr / (1 - r²))."""
+    statistics to first order (the largest over its comparisons): each comparison's estimate
+    averages `seeds` seeds of its source series, each moved by its drift scale; a paired
+    difference of two series by the drift of their difference; on Fisher's z for a correlation,
+    dz = dr / (1 - r²)."""
     worst = 0.0
     for item in evidence:
         se, seeds = item.get("se"), item.get("seeds") or 0
         if not se or not seeds:
             continue
-        variance = 0.0
-        for label in item.get("sources") or ():
-            series = numbers.get(label)
-            if series is None or series.get("numerics_invariant"):
-                continue
-            sd = series.get("std")
-            sd = float(sd) if sd is not None and math.isfinite(sd) else math.nan
-            tau = scale(measured, group_key(experiment, series), sd, int(series.get("n") or seeds)).rms
-            if item.get("fisher_z"):
-                r = series.get("mean") or 0.0
-                tau /= max(1e-6, 1.0 - r * r)
-            variance += tau * tau
+        sources = [numbers[label] for label in item.get("sources") or () if label in numbers]
+        trained = [series for series in sources if not series.get("numerics_invariant")]
+        if len(sources) == 2 and len(trained) == 2 and not item.get("fisher_z"):
+            variance = _paired_tau(trained[0], trained[1], experiment, measured) ** 2
+        else:
+            variance = 0.0
+            for series in trained:
+                tau = scale(measured, group_key(experiment, series), _sd(series),
+                            int(series.get("n") or seeds)).rms
+                if item.get("fisher_z"):
+                    r = series.get("mean") or 0.0
+                    tau /= max(1e-6, 1.0 - r * r)
+                variance += tau * tau
         worst = max(worst, math.sqrt(variance / seeds) / se)
     return worst
 
 
 def near_margin(evidence: Iterable[Mapping[str, Any]], numbers: Mapping[str, Any], experiment: str,
                 measured: Mapping[str, Any]) -> float:
-    """The margin (in standard errors) under which a verdict counts as near its boundary."""
-    return max(MIN_NEAR_MARGIN, NEAR_DRIFTS * statistic_drift(evidence, numbers, experiment, measured))
+    """The margin (in standard errors) under which a verdict counts as near its boundary: the
+    largest over its comparisons of the simulated reach of the drift (`statistic_reach`), or of
+    `NEAR_DRIFTS` times its first-order drift where no reach can be simulated; at least
+    `MIN_NEAR_MARGIN`."""
+    worst = MIN_NEAR_MARGIN
+    for item in evidence:
+        reach = statistic_reach(item, numbers, experiment, measured)
+        worst = max(worst, NEAR_DRIFTS * statistic_drift([item], numbers, experiment, measured)
+                    if reach is None else reach)
+    return worst

@@ -47,7 +47,7 @@ from harness.schema import claim as schema
 from scipy import stats as scipy_stats
 
 from harness.evidence import (Evidence, combine, decided, holm_levels, holm_rank_levels, holm_rejection_levels,
-                               margin_text, margins)
+                               margin_text, margins, nearest)
 from harness.stats import (Correlation, Power, equivalence, fisher_power, inclusion_power, sd_bounds, sensitivity,
                            one_sided_units, sign_count_p, sign_power, sign_test, sign_test_seeds, spread_power,
                            summarize, t_power)
@@ -898,6 +898,9 @@ def apply_families(verdicts: list[Verdict], alpha_of: Callable[[Verdict], float]
             verdict.evidence = [e.to_dict() for e in adjusted]
             verdict.margins = margins(adjusted)
             verdict.margin = margin_text(adjusted)
+            if level == 0:
+                verdict.margins, verdict.margin = _unreached_margins(status, evidence[verdict.claim], alpha,
+                                                                     rank_level)
             tested = f"tested at α = {level:.3g}" if level > 0 else "not tested: a claim ranked before it was not rejected"
             note = (f" — family `{family}` ({len(members)} claims, Holm across them): p = {p_value:.3g}, {tested}")
             if status != verdict.status:
@@ -906,6 +909,22 @@ def apply_families(verdicts: list[Verdict], alpha_of: Callable[[Verdict], float]
             if status == INCONCLUSIVE:
                 note += _family_power(verdict, evidence[verdict.claim], alpha, level, rank_level)
             verdict.reason += note
+
+
+def _unreached_margins(status: str, evidence: list[Evidence], alpha: float, rank_level: float
+                       ) -> tuple[dict[str, float], str]:
+    """The margins of a family member the step-down did not reach (tested at level 0, where no
+    statistic moves it): read at its rank's level, the level it is tested at once the claims ranked
+    before it are rejected. A verdict it would already have there is at distance 0."""
+    at_rank = [e.scaled(rank_level / alpha) for e in evidence]
+    there = combine(at_rank)
+    reach = margins(at_rank)
+    found = {there: 0.0} if there != status else {}
+    found.update({other: distance for other, distance in reach.items() if other != status and other not in found})
+    closest = nearest(found)
+    text = ("not reached by Holm's step-down" + (f"; at its rank's level {closest[1]:.2f} SE from {closest[0]}"
+                                                  if closest and math.isfinite(closest[1]) else ""))
+    return found, text
 
 
 def _family_power(verdict: Verdict, evidence: list[Evidence], alpha: float, level: float, rank_level: float) -> str:

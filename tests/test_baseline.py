@@ -243,11 +243,52 @@ def test_a_move_from_near_its_boundary_is_fragile_and_from_far_a_failure() -> No
     assert result.differences == [] and "fragile: INCONCLUSIVE → PASS" in result.fragile[0].message
     (failure,) = baseline.compare([verdict("c.one", "FAIL", numerics="elsewhere")], near)
     assert "5.00 SE from FAIL" in failure.message
-    flip = recorded(verdict("c.two", "PASS", margins={"INCONCLUSIVE": 0.1, "FAIL": 0.2}))
-    (failure,) = baseline.compare([verdict("c.two", "FAIL", numerics="elsewhere")], flip)
-    assert "verdict changed from PASS to FAIL" in failure.message  # PASS <-> FAIL always fails
+    far_flip = recorded(verdict("c.two", "PASS", margins={"FAIL": 6.0}))
+    (failure,) = baseline.compare([verdict("c.two", "FAIL", numerics="elsewhere")], far_flip)
+    assert "verdict changed from PASS to FAIL" in failure.message and "6.00 SE from FAIL" in failure.message
     (exact,) = baseline.compare([verdict("c.one", "PASS")], near)  # same numerics: any change fails
     assert "verdict changed from INCONCLUSIVE to PASS" in exact.message
+
+
+def test_adjacent_verdicts_move_by_their_distance_like_any_other() -> None:
+    """A 'not above' claim has no INCONCLUSIVE between PASS and FAIL: a PASS 0.2 SE from FAIL that
+    fails under other numerics is fragile (before: always a failure)."""
+    near_flip = recorded(verdict("c.two", "PASS", margins={"FAIL": 0.2}))
+    result = baseline.check([verdict("c.two", "FAIL", numerics="elsewhere")], near_flip)
+    assert result.differences == [] and "fragile: PASS → FAIL" in result.fragile[0].message
+
+
+def test_a_fragile_move_whose_series_shifted_is_a_failure() -> None:
+    """The same near move with the claim's series shifted by 2.2 drift scales fails: a fragile
+    warning no longer hides a changed method (before: only the warning, as Holm over the whole
+    check's series did not reach this one's p)."""
+    data = recorded(verdict("c.near", "INCONCLUSIVE", values={0: 0.5, 1: 0.7, 2: 0.6},
+                            margins={"PASS": 0.5, "FAIL": 4.0}),
+                    *[verdict(f"c.{i}", values={0: 0.5, 1: 0.7, 2: 0.6}) for i in range(200)])
+    data["drift"] = _measured(0.01, count=200)
+    quiet = [verdict(f"c.{i}", values={0: 0.5, 1: 0.7, 2: 0.6}, numerics="elsewhere") for i in range(200)]
+    shift = {0: 0.522, 1: 0.722, 2: 0.622}  # 2.2 drift scales on every seed: p ≈ 0.003, not Holm over 201 series
+    result = baseline.check([verdict("c.near", "PASS", values=shift, numerics="elsewhere"), *quiet], data)
+    (failure,) = result.differences
+    assert failure.claim == "c.near" and "its series moved beyond the drift" in failure.message
+    drifted = {0: 0.51, 1: 0.69, 2: 0.605}
+    result = baseline.check([verdict("c.near", "PASS", values=drifted, numerics="elsewhere"), *quiet], data)
+    assert result.differences == [] and len(result.fragile) == 1
+
+
+def test_every_claim_states_what_the_check_can_see() -> None:
+    data = recorded(verdict("c.one", values={0: 0.5, 1: 0.7, 2: 0.6}), verdict("c.new", values={0: 0.5, 1: 0.7}))
+    data["drift"] = {"groups": {"e / m": {"rms": 0.02, "count": 60}}}
+    result = baseline.check([verdict("c.one", values={0: 0.5, 1: 0.7, 2: 0.6}, numerics="elsewhere"),
+                             verdict("c.new", values={0: 0.5, 1: 0.7})], data)
+    assert result.claims["c.new"].detects.startswith("any change")
+    cross = result.claims["c.one"]
+    assert "a shift of" in cross.detects and cross.detectable_sds == pytest.approx(
+        baseline.drift_io.detectable_shift(baseline.drift_io.Scale(0.02, 60, "group"), 3, 0.01 / 1) / 0.1)
+    assert "Detects with 80% power: 1 claims: any change; 1 drift-tested claims" in result.summary()
+    unmeasured = recorded(verdict("c.one", values={0: 0.5, 1: 0.7, 2: 0.6}))
+    said = baseline.check([verdict("c.one", values={0: 0.5, 1: 0.7, 2: 0.6}, numerics="elsewhere")], unmeasured)
+    assert "NOT MEASURED" in said.claims["c.one"].detects and "1 of them against the unmeasured" in said.summary()
 
 
 def test_holm_over_the_check_keeps_many_small_drifts_quiet() -> None:

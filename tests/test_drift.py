@@ -15,20 +15,85 @@ def _entry(values: dict[str, float], experiment: str = "e", quantity: str = "m",
             "numbers": {"a (m)": {"values": values, "quantity": quantity, "std": 1.0, "numerics_invariant": invariant}}}
 
 
-def test_differences_are_grouped_by_experiment_and_quantity_and_counted_once() -> None:
-    here = {"c.one": _entry({"0": 1.0, "1": 2.0}), "c.two": _entry({"0": 1.0, "1": 2.0}),
-            "c.count": _entry({"0": 5.0}, invariant=True), "c.other": _entry({"0": 1.0}, experiment="f")}
-    there = {"c.one": _entry({"0": 1.5, "1": 1.0}, numerics="there"),
-             "c.two": _entry({"0": 1.5, "1": 1.0}, numerics="there"),
-             "c.count": _entry({"0": 6.0}, invariant=True, numerics="there"),
-             "c.other": _entry({"0": 3.0}, experiment="f", numerics="there")}
-    found = drift.measured_differences(here, there)
-    assert found == {"e / m": [0.5, -1.0], "f / m": [2.0]}
-    other_code = {claim: {**entry, "runs": "other records"} for claim, entry in there.items()}
-    assert drift.measured_differences(here, other_code) == {}  # another code's records are not drift
-    assert drift.measured_differences(here, here) == {}  # nor are the same numerics
-    table = drift.table([found])
-    assert table["e / m"] == {"rms": pytest.approx(math.sqrt(1.25 / 2)), "count": 2}
+def _recording(values: dict[str, dict[str, float]], experiment: str = "e", quantity: str = "m",
+               numerics: str = "here", runs: str = "same records") -> dict:
+    """One claim per series label, each {seed: value}."""
+    return {f"c.{label}": {"experiment": experiment, "runs": runs, "numerics": [numerics],
+                           "numbers": {label: {"values": seeds, "quantity": quantity, "std": 1.0}}}
+            for label, seeds in values.items()}
+
+
+def test_bit_identical_recordings_count_as_one_numerics() -> None:
+    """Five recordings of three numerics (two numerics recorded twice, by two codes whose records
+    are bit-identical): each (series, seed) gives 2 degrees of freedom (the rule before counted 4
+    pairs of differences for it)."""
+    a = _recording({"x": {"0": 0.0, "1": 1.0}}, numerics="a")
+    b = _recording({"x": {"0": 0.3, "1": 1.6}}, numerics="b")
+    c = _recording({"x": {"0": -0.3, "1": 1.3}}, numerics="c")
+    old_code = {name: {claim: {**entry, "runs": "older records"} for claim, entry in recording.items()}
+                for name, recording in (("a", a), ("b", b))}
+    found = drift.measure({"a": a, "a, older code": old_code["a"], "b": b, "b, older code": old_code["b"], "c": c})
+    group = found["groups"]["e / m"]
+    assert group["count"] == 4
+    squares = sum((v - sum(vs) / 3) ** 2 for vs in ([0.0, 0.3, -0.3], [1.0, 1.6, 1.3]) for v in vs)
+    assert group["rms"] == pytest.approx(math.sqrt(2 * squares / 4))
+    assert found["numerics"]["e"] == ["a", "b", "c"]
+
+
+def test_only_records_of_one_code_and_trained_series_are_drift() -> None:
+    here = _recording({"x": {"0": 1.0}}, numerics="here")
+    other_code = _recording({"x": {"0": 3.0}}, numerics="there", runs="other records")
+    assert drift.measure({"here": here, "there": other_code})["groups"] == {}
+    agreeing = _recording({"x": {"0": 1.0}}, numerics="there")  # other numerics, the same bits: no drift
+    assert drift.measure({"here": here, "there": agreeing})["groups"]["e / m"]["rms"] == 0.0
+    invariant = {k: {**v, "numbers": {"x": {**v["numbers"]["x"], "numerics_invariant": True}}}
+                 for k, v in _recording({"x": {"0": 2.0}}, numerics="there").items()}
+    assert drift.measure({"here": here, "there": invariant})["groups"] == {}
+
+
+def _heterogeneous() -> dict:
+    """Series `calm` drifts by 0.1, `wild` by 1.0 (per difference), over 40 seeds and 2 numerics."""
+    rng = np.random.default_rng(3)
+    first = {"calm": {}, "wild": {}}
+    second = {"calm": {}, "wild": {}}
+    for seed in range(40):
+        for label, tau in (("calm", 0.1), ("wild", 1.0)):
+            first[label][str(seed)] = 0.0
+            second[label][str(seed)] = float(rng.normal(0.0, tau))
+    return drift.measure({"a": _recording(first, numerics="a"), "b": _recording(second, numerics="b")})
+
+
+def test_series_that_drift_differently_are_tested_against_their_own_drift() -> None:
+    measured = _heterogeneous()
+    group = measured["groups"]["e / m"]
+    assert group["heterogeneity_p"] < 1e-6
+    pooled = drift.scale(measured, "e / m", 1.0, 3, "calm")
+    wild = drift.scale(measured, "e / m", 1.0, 3, "wild")
+    unmeasured = drift.scale(measured, "e / m", 1.0, 3, "new")
+    assert pooled.source == drift.MEASURED and wild.source == drift.OWN and unmeasured.source == drift.LARGEST
+    assert wild.rms == pytest.approx(group["series"]["wild"]["rms"]) and wild.rms > 1.3 * pooled.rms
+    # the wild series moved by its own drift is no alarm; against the pooled value it was one
+    recorded = {"values": {"0": 0.0, "1": 0.0, "2": 0.0}, "std": 5.0}
+    now = {"values": {"0": 1.9, "1": -1.7, "2": 1.8}}
+    assert drift.drift_test("c", "wild", "e / m", now, recorded, measured).p_value > 0.01
+    flat = {**measured, "groups": {"e / m": {k: v for k, v in group.items() if k != "heterogeneity_p"}}}
+    assert drift.drift_test("c", "wild", "e / m", now, recorded, flat).p_value < 0.01
+
+
+def test_the_detectable_shift_has_the_stated_power() -> None:
+    """Simulated: a constant shift of `detectable_shift` is flagged in 80% of draws."""
+    scale = drift.Scale(0.7, 40, drift.MEASURED)
+    level = 0.01 / 80
+    shift = drift.detectable_shift(scale, 5, level)
+    rng = np.random.default_rng(1)
+    critical = float(drift.stats.f.isf(level, 5, 40))
+    hits = 0
+    for _ in range(4000):
+        tau = 0.7 * math.sqrt(rng.chisquare(40) / 40)  # the measured scale is itself an estimate
+        d = rng.normal(shift, 0.7, 5)
+        hits += float(np.sum(d * d)) / (5 * tau * tau) > critical
+    assert abs(hits / 4000 - drift.POWER) < 0.03
+    assert drift.detectable_shift(scale, 5, level) < drift.detectable_shift(scale, 3, level)
 
 
 def test_the_drift_test_holds_its_level_under_pure_drift() -> None:
@@ -53,6 +118,7 @@ def test_the_floor_and_the_fallback_scale() -> None:
     assert drift.scale(measured, "e / m", recorded_sd=2.0, n=3).rms == pytest.approx(drift.FLOOR_FRACTION * 2.0)
     unmeasured = drift.scale({}, "e / other", recorded_sd=2.0, n=3)
     assert unmeasured.rms == pytest.approx(2.0 * math.sqrt(2)) and not unmeasured.measured and unmeasured.count == 2
+    assert "NOT MEASURED" in unmeasured.text()
 
 
 def test_near_margin_follows_the_drift_of_the_statistic() -> None:
@@ -66,3 +132,39 @@ def test_near_margin_follows_the_drift_of_the_statistic() -> None:
     assert drift.near_margin(evidence, numbers, "e", measured) == pytest.approx(3 * math.sqrt(2 / 3) / 0.5)
     tiny = {"groups": {"e / m": {"rms": 1e-4, "count": 50}}}
     assert drift.near_margin(evidence, numbers, "e", tiny) == drift.MIN_NEAR_MARGIN
+
+
+def test_a_paired_difference_moves_by_the_drift_of_the_difference() -> None:
+    """Two series that move together across seeds (seed sd 10, sd of their difference 0.1): the
+    pairing keeps the drift of their difference small, measured or not (the rule before added
+    the two series' own fallbacks: hundreds of SE)."""
+    a = {"0": 10.0, "1": 20.0, "2": 30.0}
+    b = {"0": 10.1, "1": 19.95, "2": 30.02}
+    numbers = {"a": {"quantity": "m", "std": 10.0, "n": 3, "values": a},
+               "b": {"quantity": "m", "std": 10.0, "n": 3, "values": b}}
+    differences = [a[s] - b[s] for s in a]
+    se = float(np.std(differences, ddof=1)) / math.sqrt(3)
+    evidence = [{"se": se, "seeds": 3, "sources": ["a", "b"], "fisher_z": False}]
+    unmeasured = drift.statistic_drift(evidence, numbers, "e", {})
+    assert unmeasured == pytest.approx(math.sqrt(2) * math.sqrt(3) / math.sqrt(3))  # √2 × sd / (sd / √n) / √n
+    measured = {"groups": {"e / difference of m": {"rms": 0.01, "count": 30}, "e / m": {"rms": 5.0, "count": 30}}}
+    assert drift.statistic_drift(evidence, numbers, "e", measured) == pytest.approx(0.01 / math.sqrt(3) / se)
+
+
+def test_the_reach_of_the_drift_counts_the_moving_seed_spread() -> None:
+    """Three seeds (sd 0.55) drifting by 0.7 each: the t statistic moves through its spread as much
+    as through its mean. Simulated moves exceed the linear margin (3 × drift / SE) in 5% of draws,
+    which made a far move, a failure, of drift alone; they exceed the simulated reach in under 1%."""
+    x = [0.0, 0.4, 1.1]
+    sd = float(np.std(x, ddof=1))
+    se = sd / math.sqrt(3)
+    statistic = float(np.mean(x)) / se
+    numbers = {"a": {"quantity": "m", "std": sd, "n": 3, "values": {str(i): v for i, v in enumerate(x)}}}
+    measured = {"groups": {"e / m": {"rms": 0.7, "count": 60}}}
+    item = {"se": se, "seeds": 3, "sources": ["a"], "df": 2, "statistic": statistic}
+    near = drift.near_margin([item], numbers, "e", measured)
+    linear = drift.NEAR_DRIFTS * drift.statistic_drift([item], numbers, "e", measured)
+    moved = np.array(x) + 0.7 * np.random.default_rng(99).standard_normal((20000, 3))
+    moves = np.abs(moved.mean(axis=1) / (moved.std(axis=1, ddof=1) / math.sqrt(3)) - statistic)
+    assert (moves > linear).mean() > 0.03
+    assert (moves > near).mean() <= 1.0 - drift.NEAR_QUANTILE

@@ -345,6 +345,19 @@ def test_a_family_member_left_inconclusive_gets_seeds_at_holms_level() -> None:
     assert "its rank's level" in left.reason and left.reason.count(" — power: ") == 0
 
 
+def test_a_family_member_the_step_down_does_not_reach_has_finite_margins() -> None:
+    """A member tested at level 0 (a claim ranked before it was not rejected) is moved by no
+    statistic at that level; its margins are read at its rank's level, so a regression check can
+    tell a move of it near its boundary from a far one (before: infinite, 'decided without a spread')."""
+    members = [_above_verdict("f.marginal", (0.9, 0.0, 0.6, 1.2, 0.0)),
+               _above_verdict("f.weak", (0.5, -0.4, 0.2, -0.1, 0.3))]
+    apply_families(members, lambda v: 0.05)
+    unreached = members[1]
+    assert "not tested: a claim ranked before it was not rejected" in unreached.reason
+    assert unreached.margins and all(math.isfinite(d) for d in unreached.margins.values())
+    assert "rank's level" in unreached.margin and "without a spread" not in unreached.margin
+
+
 def test_inconclusives_without_a_test_say_what_would_decide_them() -> None:
     nan = evaluate(s.Above(above=0.0), METRIC, Observed([series(1.0, math.nan, 2.0)]))
     assert nan.status == INCONCLUSIVE and nan.power is not None and "not a number" in nan.power.note
