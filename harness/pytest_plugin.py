@@ -10,7 +10,10 @@ distributions under other numerics, with one Holm correction over the session's 
 every failure it reports for a claim fails its item: a changed verdict, numbers beyond the
 tolerance or the measured drift, series or seeds it has not recorded. A fragile verdict (moved
 under other numerics from near its boundary) passes with a warning. A FAIL the baseline records
-is an expected failure (xfail).
+is an expected failure (xfail). With --claims-against REV the session's claims are verified at the
+git revision REV too, on this machine and into the same store, and each item fails where its
+numbers or verdict differ from REV's, bit for bit (`harness.against`), instead of being checked
+against the baseline.
 """
 from __future__ import annotations
 
@@ -32,6 +35,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="regression baseline JSON (default baselines/<profile>.json if present; 'none' to disable)")
     group.addoption("--claims-workers", type=int, default=None, help="worker processes for the runs")
     group.addoption("--claims-store", default=None, help="results store folder")
+    group.addoption("--claims-against", default=None, metavar="REV",
+                    help="compare with the git revision REV computed on this machine, bit for bit, instead of "
+                         "with the baseline")
 
 
 def _profiles(config: pytest.Config) -> list[str]:
@@ -84,17 +90,23 @@ class ClaimError(Exception):
     """A run or an observation behind a claim failed."""
 
 
+def _settings(item: "ClaimItem"):
+    from harness.settings import Settings
+    workers = item.config.getoption("--claims-workers")
+    store = item.config.getoption("--claims-store")
+    return Settings.from_env(item.root, workers=workers, store_dir=Path(store) if store else None)
+
+
+def _session_claims(item: "ClaimItem") -> list[str]:
+    return sorted({i.claim_id for i in item.session.items if isinstance(i, ClaimItem)})
+
+
 def _verdicts(item: "ClaimItem") -> dict[tuple[str, str], Verdict]:
     """Verify every collected claim item once per session (one plan, one execution)."""
     state = item.config.stash[_STATE_KEY]
     if "verdicts" not in state:
         from harness.pipeline import verify
-        from harness.settings import Settings
-        items = [i for i in item.session.items if isinstance(i, ClaimItem)]
-        workers = item.config.getoption("--claims-workers")
-        store = item.config.getoption("--claims-store")
-        settings = Settings.from_env(item.root, workers=workers, store_dir=Path(store) if store else None)
-        outcome = verify(settings, profiles=_profiles(item.config), claim_ids=sorted({i.claim_id for i in items}))
+        outcome = verify(_settings(item), profiles=_profiles(item.config), claim_ids=_session_claims(item))
         state["verdicts"] = {(v.claim, v.profile): v for v in outcome.verdicts}
         state["events"] = outcome.execution.events
     return state["verdicts"]
@@ -107,6 +119,21 @@ def _baseline_check(item: "ClaimItem", baseline: dict) -> "baseline_io.Check":
     if key not in state:
         verdicts = [v for (claim, profile), v in _verdicts(item).items() if profile == item.profile]
         state[key] = baseline_io.check(verdicts, baseline, complete=False)
+    return state[key]
+
+
+def _against(item: "ClaimItem"):
+    """The session's claims at the revision of --claims-against, compared with this tree's (per profile)."""
+    from harness import against
+    state = item.config.stash[_STATE_KEY]
+    key = ("against", item.profile)
+    if key not in state:
+        import re
+        revision = item.config.getoption("--claims-against")
+        pattern = "^(" + "|".join(re.escape(claim) for claim in _session_claims(item)) + ")$"
+        commit, recorded, _ = against.revision_numbers(_settings(item), revision, item.profile, [], pattern)
+        verdicts = [v for (claim, profile), v in _verdicts(item).items() if profile == item.profile]
+        state[key] = against.compare(verdicts, recorded, commit)
     return state[key]
 
 
@@ -136,7 +163,16 @@ class ClaimItem(pytest.Item):
     def runtest(self) -> None:
         verdict = self.verdict
         self.user_properties.append(("verdict", verdict.status))
-        baseline = _baseline(self)
+        if self.config.getoption("--claims-against"):
+            change = _against(self).claims.get(self.claim_id)
+            if change is not None and change.moved:
+                raise ClaimFailure(f"moved against {self.config.getoption('--claims-against')} (same numerics, bit "
+                                   f"for bit): {change.text()}")
+            if verdict.status == "FAIL":
+                pytest.xfail(f"does not reproduce, as at {self.config.getoption('--claims-against')}: {verdict.reason}")
+            baseline = None
+        else:
+            baseline = _baseline(self)
         if baseline is not None:
             result = _baseline_check(self, baseline).claims[self.claim_id]
             self.user_properties.append(("numerics", result.path))
