@@ -3,7 +3,7 @@
 "Another machine" is this one under kernel pins that make it compute like an older x86 CPU
 (`harness.numerics.simulated_machine`: an AVX-512 machine computes as an AVX2 one, an AVX2
 machine as an SSE4 one). A selection of claims (every experiment kind, and the FedRolex accuracy
-claims whose verdicts moved between two real machines) is verified from a fresh store under those
+claim whose verdict moved between two real machines) is verified from a fresh store under those
 pins and checked against `baselines/smoke.json` with `fedclaims baseline check`, as a user on
 that machine would. Then three method changes, each made in a copy of the project and run under
 the same pins, must fail the check and name the claims that moved.
@@ -26,10 +26,12 @@ pytestmark = pytest.mark.slow
 
 SELECTION = ("^(hasfl\\.alloc\\.cap-at-2\\.4-for-tier-1\\.0|hasfl\\.alloc\\.figure1-guarantee-keeps-full-width"
              "|hasfl\\.cost\\.quarter-width-parameters|hasfl\\.table4\\.cifar10\\.estimate-tracks-capacity"
-             "|fedrolex\\.coverage\\.rolling-exact-m-times-i|fedrolex\\.large-server\\.rolling-above-static"
+             "|fedrolex\\.coverage\\.rolling-exact-m-times-i"
              "|fedrolex\\.participation\\.5pct-vs-dropout|fedhenet\\.exact\\.equals-centralised-more-clients"
              "|fedhenet\\.he\\.payload-2\\.25x)$")
-"""One claim of every experiment kind, and the two FedRolex verdicts that moved between machines."""
+"""One claim of every experiment kind, and a FedRolex verdict that moved between machines (the other,
+`fedrolex.large-server.rolling-above-static`, is left out: six more runs under pins, some 2 minutes
+of CI, for the same path of the check)."""
 
 MUTATIONS = {
     "coverage guarantee off": ("methods/allocation.py", "    p[largest] = p_max[largest]\n", "    pass\n",

@@ -1,0 +1,83 @@
+"""What the cross-numerics regression check can see at the standard profile's five seeds.
+
+`baselines/numerics/standard-recording-machine-f0abaf0.json` is a real recording of the standard
+profile on another machine (other CPU, other numerics) of records whose histories are those of
+the baseline's. Its FedRolex observations, decided again under today's rules, are checked against
+`baselines/standard.json` as that machine's user would: they must pass. Then one FedRolex variant
+is lowered by 2 accuracy points on every seed (its own series, and every paired difference it
+enters), a stand-in for a method change of the size FedRolex's claims argue about: the check must
+fail and name a claim that reads the variant. Re-running the standard profile's FedRolex runs
+under kernel pins would take some 10 minutes of CI per variant; the recorded machine gives the
+real drift of the numerics for free, and the lowered values are the change.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from harness import baseline
+from harness.archive import baseline_archive, reverify
+from harness.catalog import load_catalog
+from harness.verify import Verdict, apply_families
+
+ROOT = Path(__file__).resolve().parents[1]
+CATALOG = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)
+RECORDING = ROOT / "baselines" / "numerics" / "standard-recording-machine-f0abaf0.json"
+LABEL = re.compile(r"(?P<series>.*) \(end_accuracy\)")
+
+
+def _recording() -> dict:
+    return json.loads(RECORDING.read_text(encoding="utf-8"))
+
+
+def _fedrolex_verdicts(recording: dict) -> list[Verdict]:
+    archive = baseline_archive(RECORDING, recording)
+    verdicts = [reverify(CATALOG, loaded, "standard", archive) for loaded in CATALOG.claims
+                if loaded.paper == "fedrolex"]
+    verdicts = [v for v in verdicts if v.numbers]
+    apply_families(verdicts, lambda v: getattr(CATALOG.claim(v.claim).claim.expect.get(v.profile), "alpha", 0.05))
+    return verdicts
+
+
+def _variants(recording: dict) -> list[str]:
+    return sorted({m["series"] for entry in recording["claims"].values() for label in entry.get("numbers", {})
+                   if (m := LABEL.fullmatch(label)) and " − " not in m["series"]})
+
+
+def _lowered(recording: dict, variant: str, points: float) -> tuple[dict, set[str]]:
+    """The recording with `variant`'s end accuracy lowered on every seed, and the claims reading it."""
+    changed, readers = copy.deepcopy(recording), set()
+    for claim, entry in changed["claims"].items():
+        for label, series in entry.get("numbers", {}).items():
+            match = LABEL.fullmatch(label)
+            if not match:
+                continue
+            terms = match["series"].split(" − ")
+            sign = -1.0 if terms[0] == variant else 1.0 if terms[1:] == [variant] else 0.0
+            if sign:
+                readers.add(claim)
+                series["values"] = {seed: None if v is None else v + sign * points
+                                    for seed, v in series["values"].items()}
+    return changed, readers
+
+
+BASELINE = baseline.load(ROOT / "baselines" / "standard.json")
+
+
+def test_the_other_machine_passes_the_standard_baseline() -> None:
+    result = baseline.check(_fedrolex_verdicts(_recording()), BASELINE, complete=False)
+    assert result.differences == [], [str(d) for d in result.differences]
+    assert all(c.path == baseline.CROSS for c in result.claims.values())
+
+
+@pytest.mark.parametrize("variant", _variants(_recording()))
+def test_a_fedrolex_variant_lowered_by_two_points_fails_on_the_other_machine(variant: str) -> None:
+    changed, readers = _lowered(_recording(), variant, 2.0)
+    assert readers, f"no recorded claim reads {variant}"
+    result = baseline.check(_fedrolex_verdicts(changed), BASELINE, complete=False)
+    named = {d.claim for d in result.differences}
+    assert named & readers, (variant, named, readers)
