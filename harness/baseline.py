@@ -14,9 +14,9 @@ How a check compares (docs/regression.md states the rule in full):
     tested against the drift the baseline measured across numerics (`harness.drift`),
     Holm-corrected over every series of the check;
   - a verdict that moved is *fragile* when its recorded statistics were nearer the new verdict
-    than three times the amount the measured drift moves them (`harness.drift.near_margin`, at
-    least one standard error), whatever the two verdicts (PASS <-> FAIL included); further away it
-    fails. A fragile move fails too when the claim's own series show a shift (Holm over the
+    than the reach of the measured drift (`harness.drift.near_margin`: the 99% quantile of the
+    statistic's move when its recorded seeds move by the drift; at least one standard error),
+    whatever the two verdicts (PASS <-> FAIL included); further away it fails. A fragile move fails too when the claim's own series show a shift (Holm over the
     fragile claims at the check's level); only a fragile move with no detectable shift is a
     warning.
   - each claim states the smallest shift its drift tests detect with 80% power.

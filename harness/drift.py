@@ -125,10 +125,11 @@ class _Value:
 
 def _trained_values(recordings: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str, str], list[_Value]]:
     """Per (experiment, series, seed), every recording's finite value of each trained (not
-    numerics-invariant) series; a series shared by several claims of a recording counts once."""
+    numerics-invariant) series, once per set of records (claim's runs) it was read from: a series
+    shared by several claims is one (experiment, series, seed), measured once (`distinct_numerics`)."""
     found: dict[tuple[str, str, str], list[_Value]] = defaultdict(list)
     for name, claims in recordings.items():
-        seen: set[tuple[str, str, str]] = set()
+        seen: set[tuple[str, str, str, str]] = set()
         for claim, entry in claims.items():
             if entry.get("compare") == "verdict" or "numbers" not in entry:
                 continue
@@ -140,9 +141,9 @@ def _trained_values(recordings: Mapping[str, Mapping[str, Any]]) -> dict[tuple[s
                     continue
                 for seed, value in (series.get("values") or {}).items():
                     key = (experiment, label, seed)
-                    if key in seen or value is None or not math.isfinite(value):
+                    if (*key, str(entry.get("runs"))) in seen or value is None or not math.isfinite(value):
                         continue
-                    seen.add(key)
+                    seen.add((*key, str(entry.get("runs"))))
                     found[key].append(_Value(name, str(entry.get("runs")), numerics, float(value),
                                              str(series.get("quantity") or "?")))
     return found
@@ -152,8 +153,7 @@ def distinct_numerics(found: list[_Value]) -> dict[tuple[str, ...], float]:
     """One (experiment, series, seed)'s value under each distinct numerics. Recordings of one
     numerics count once. Records of different code (other keys) are comparable only where they
     are bridged: some numerics gave both codes the bit-identical value, so the code change did not
-    move it. Of the bridged sets, the one spanning the most numerics. A recording whose numerics
-    were not recorded counts as another numerics only where its value differs from the others'."""
+    move it. Of the bridged sets, the one spanning the most numerics."""
     by_runs: dict[str, dict[tuple[str, ...], float]] = defaultdict(dict)
     for value in found:
         by_runs[value.runs].setdefault(value.numerics, value.value)
@@ -165,21 +165,37 @@ def distinct_numerics(found: list[_Value]) -> dict[tuple[str, ...], float]:
             merged.remove(other)
             joined = {**other, **joined}
         merged.append(joined)
-    widest = max(merged, key=len)
-    distinct = {numerics: value for numerics, value in widest.items() if not _unrecorded(numerics)}
-    for numerics, value in widest.items():  # numerics not recorded: bit-identical to another is that one
-        if _unrecorded(numerics) and value not in distinct.values():
-            distinct[numerics] = value
-    return distinct
+    return max(merged, key=len)
 
 
 def _unrecorded(numerics: tuple[str, ...]) -> bool:
     return any(fp.startswith("not recorded") for fp in numerics)
 
 
+def _identified(values: dict[tuple[str, str, str], list[_Value]]) -> dict[tuple[str, str, str], list[_Value]]:
+    """The values with each recording that did not record its numerics given those of a recording it
+    is bit-identical to (the same machine under another code, say): on every value they share
+    where some recording differs, and there is at least one such. One identical to none keeps
+    numerics of its own."""
+    telling = {key: found for key, found in values.items() if len({v.value for v in found}) > 1}
+    unknown = sorted({v.recording for found in values.values() for v in found if _unrecorded(v.numerics)})
+    known = sorted({(v.recording, v.numerics) for found in values.values() for v in found
+                    if not _unrecorded(v.numerics)})
+    same: dict[str, tuple[str, ...]] = {}
+    for name in unknown:
+        for other, numerics in known:
+            pairs = [(mine.value, theirs.value) for found in telling.values()
+                     for mine in found if mine.recording == name for theirs in found if theirs.recording == other]
+            if pairs and all(a == b for a, b in pairs):
+                same[name] = numerics
+                break
+    return {key: [_Value(v.recording, v.runs, same.get(v.recording, v.numerics), v.value, v.quantity) for v in found]
+            for key, found in values.items()}
+
+
 def measure(recordings: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The drift section of a baseline from named recordings (see the module docstring)."""
-    values = _trained_values(recordings)
+    values = _identified(_trained_values(recordings))
     squares: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
     seen: dict[str, set[str]] = defaultdict(set)
     for (experiment, label, _), found in values.items():

@@ -176,6 +176,7 @@ class ClaimItem(pytest.Item):
         if baseline is not None:
             result = _baseline_check(self, baseline).claims[self.claim_id]
             self.user_properties.append(("numerics", result.path))
+            self.user_properties.append(("detects", result.detects))
             if result.failures:
                 raise ClaimFailure(f"regression against the baseline ({result.path}): " + "; ".join(result.failures)
                                    + f"\nobserved: {verdict.observed}")

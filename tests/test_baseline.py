@@ -330,3 +330,18 @@ def test_redeciding_a_baseline_keeps_its_numbers_and_is_a_fixed_point_when_commi
                 assert (kept.get("numbers"), kept.get("numerics"), kept.get("runs")) == \
                        (entry.get("numbers"), entry.get("numerics"), entry.get("runs")), claim
         assert moved == [], f"baselines/{profile}.json was not decided again after a change of the rules: {moved}"
+
+
+@pytest.mark.parametrize("profile", ["smoke", "standard"])
+def test_every_drift_group_of_a_committed_baseline_is_measured(profile: str) -> None:
+    """Every trained series a committed baseline holds is tested against a measured drift (the
+    fallback, √2 × its seed spread, needs a shift of many seed SDs to be seen: it is for a user's
+    new claims only)."""
+    from harness.drift import group_key
+    data = baseline.load(Path(__file__).resolve().parents[1] / "baselines" / f"{profile}.json")
+    groups = data.get("drift", {}).get("groups", {})
+    unmeasured = sorted({group_key(entry["experiment"], series) for entry in data["claims"].values()
+                         if entry.get("compare") != "verdict"
+                         for series in (entry.get("numbers") or {}).values()
+                         if not series.get("numerics_invariant")} - set(groups))
+    assert unmeasured == [], f"baselines/{profile}.json: drift never measured for {unmeasured}"

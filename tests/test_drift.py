@@ -40,6 +40,17 @@ def test_bit_identical_recordings_count_as_one_numerics() -> None:
     assert found["numerics"]["e"] == ["a", "b", "c"]
 
 
+def test_a_recording_without_its_numerics_is_the_numerics_it_is_bit_identical_to() -> None:
+    """Older recordings did not store their numerics: one that agrees bit for bit with a recording
+    of known numerics is that numerics (it adds no degree of freedom); one that differs is its own."""
+    a = _recording({"x": {"0": 0.0, "1": 1.0}}, numerics="a")
+    b = _recording({"x": {"0": 0.3, "1": 1.6}}, numerics="b")
+    again = _recording({"x": {"0": 0.3, "1": 1.6}}, numerics="unrecorded")
+    other = _recording({"x": {"0": -0.3, "1": 1.3}}, numerics="unrecorded")
+    assert drift.measure({"a": a, "b": b, "b, unrecorded": again})["groups"]["e / m"]["count"] == 2
+    assert drift.measure({"a": a, "b": b, "elsewhere": other})["groups"]["e / m"]["count"] == 4
+
+
 def test_only_records_of_one_code_and_trained_series_are_drift() -> None:
     here = _recording({"x": {"0": 1.0}}, numerics="here")
     other_code = _recording({"x": {"0": 3.0}}, numerics="there", runs="other records")
