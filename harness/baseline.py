@@ -42,6 +42,10 @@ from harness.verify import ERROR, FAIL, INCONCLUSIVE, PASS, Verdict
 DEFAULT_TOLERANCE = {"absolute": 1e-9, "relative": 1e-6}
 UNAVAILABLE = "unavailable here"
 EXACT, CROSS, UNCOMPARED = "same numerics", "other numerics", "not compared"
+MOVES_ALPHA = drift_io.ALPHA / 2
+"""The family-wise rate at which a verdict moved by drift alone fails, in each of the two ways a move
+can fail (beyond the drift's reach; within it, with its series shifted); with the series' drift
+tests at ALPHA, a check raises a false alarm on at most 2 · ALPHA of machines, under the model."""
 SPREAD_FLOOR = 1e-9
 """A seed spread below this is no unit to state a detectable change in (the seeds agree)."""
 
@@ -156,16 +160,17 @@ def _series_changes(current: dict, recorded: dict, tolerance: dict[str, float], 
     return failures, drifting
 
 
-def _verdict_move(verdict: Verdict, entry: dict[str, Any], measured: dict[str, Any]
+def _verdict_move(verdict: Verdict, entry: dict[str, Any], measured: dict[str, Any], quantile: float
                   ) -> tuple[str | None, str | None]:
     """(failure, fragile note) of a verdict that moved under other numerics: fragile when the
-    recorded statistics were within the drift's reach of the new verdict, whichever two verdicts."""
+    recorded statistics were within the drift's reach (at `quantile`) of the new verdict,
+    whichever two verdicts."""
     before, after = entry["status"], verdict.status
     moved = f"verdict changed from {before} to {after} ({verdict.reason})"
     margins = entry.get("margins") or {}
     distance = margins.get(after)  # stored as None when infinite (decided without a spread)
     near = drift_io.near_margin(entry.get("evidence", []), entry.get("numbers", {}), entry.get("experiment", ""),
-                                measured)
+                                measured, quantile)
     if distance is not None and distance < near:
         return None, (f"fragile: {before} → {after} under other numerics; the recorded statistics were "
                       f"{distance:.2f} SE from {after}, within the {near:.2f} SE the measured drift may move them")
@@ -182,7 +187,7 @@ def same_numerics(verdict: Verdict, entry: dict[str, Any]) -> bool:
 
 
 def check_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[str, float],
-              measured: dict[str, Any] | None = None) -> ClaimCheck:
+              measured: dict[str, Any] | None = None, quantile: float = drift_io.NEAR_QUANTILE) -> ClaimCheck:
     """One claim's comparison; its drift-tested series are decided over the whole check (`check`)."""
     result = ClaimCheck(verdict.claim)
     if verdict.status == ERROR:
@@ -210,7 +215,7 @@ def check_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[str,
         if exact:
             result.failures.append(f"verdict changed from {entry['status']} to {verdict.status} ({verdict.reason})")
             return result
-        failure, fragile = _verdict_move(verdict, entry, measured or {})
+        failure, fragile = _verdict_move(verdict, entry, measured or {}, quantile)
         if failure:
             result.failures.append(failure)
             return result
@@ -237,8 +242,11 @@ def check(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = Tr
     entries = baseline["claims"]
     measured = baseline.get("drift") or {}
     tests = []
+    crossing = [v for v in verdicts if entries.get(v.claim, {}).get("evidence") and v.numerics
+                and not same_numerics(v, entries[v.claim])]
+    quantile = 1.0 - MOVES_ALPHA / max(1, len(crossing))  # Bonferroni over the claims whose verdict may move
     for verdict in verdicts:
-        claim = check_one(verdict, entries.get(verdict.claim), default, measured)
+        claim = check_one(verdict, entries.get(verdict.claim), default, measured, quantile)
         outcome.claims[verdict.claim] = claim
         for label, now, then in claim.drift_series:
             named = then if then.get("quantity") else now  # the quantity as the baseline recorded it
@@ -273,13 +281,13 @@ def _fragile_with_a_shift(outcome: Check) -> None:
     check's level) is a failure: the verdict moved, and not by the numerics alone."""
     fragile = [c for c in outcome.claims.values() if c.fragile and c.tests and not c.failures]
     for rank, claim in enumerate(sorted(fragile, key=_claim_p)):
-        level = drift_io.ALPHA / (len(fragile) - rank)
+        level = MOVES_ALPHA / (len(fragile) - rank)
         if not _claim_p(claim) < level:
             break
         shifted = min(claim.tests, key=lambda t: t.p_value)
         claim.failures += [f"{note.removeprefix('fragile: ')}, but its series moved beyond the drift of the "
                            f"numerics (p = {_claim_p(claim):.3g} over its {len(claim.tests)} series, Holm over the "
-                           f"{len(fragile)} fragile claims at α = {drift_io.ALPHA:g}): {shifted.text()}"
+                           f"{len(fragile)} fragile claims at α = {MOVES_ALPHA:g}): {shifted.text()}"
                            for note in claim.fragile]
         claim.fragile = []
 

@@ -55,7 +55,9 @@ POWER = 0.8
 NEAR_QUANTILE = 0.99
 """A verdict is *near* its boundary toward another verdict when its statistic must move less than
 this quantile of the moves the measured drift of the numerics makes it (simulated from its
-recorded seeds: `statistic_reach`), or less than MIN_NEAR_MARGIN standard errors."""
+recorded seeds: `statistic_reach`), or less than MIN_NEAR_MARGIN standard errors: what a report
+calls fragile. A regression check reads the quantile 1 − (ALPHA / 2) / (claims it compares under
+other numerics), so that a move of drift alone fails on at most ALPHA / 2 of machines."""
 
 REACH_DRAWS = 2000
 
@@ -241,10 +243,12 @@ def bartlett_p(series: Mapping[str, list[float]]) -> float:
     return float(stats.chi2.sf(statistic, k - 1))
 
 
-def scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int, label: str | None = None) -> Scale:
-    """The drift scale a series of `group` is tested against (see the module docstring)."""
+def scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int, label: str | None = None,
+          floored: bool = True) -> Scale:
+    """The drift scale a series of `group` is tested against (see the module docstring); with
+    `floored` False, a measured drift is taken as measured (how far it moves a statistic)."""
     entry = (drift.get("groups") or {}).get(group)
-    floor = FLOOR_FRACTION * recorded_sd if math.isfinite(recorded_sd) else 0.0
+    floor = FLOOR_FRACTION * recorded_sd if math.isfinite(recorded_sd) and floored else 0.0
     if entry is None or entry.get("count", 0) <= 0:
         return Scale(math.sqrt(2.0) * recorded_sd if math.isfinite(recorded_sd) else 0.0, max(1, n - 1), FALLBACK)
     pooled = Scale(max(float(entry["rms"]), floor), int(entry["count"]), MEASURED)
@@ -340,49 +344,56 @@ def _sd(series: Mapping[str, Any]) -> float:
 
 
 def _paired_tau(first: Mapping[str, Any], second: Mapping[str, Any], experiment: str,
-                measured: Mapping[str, Any]) -> float:
+                measured: Mapping[str, Any], floored: bool = True) -> float:
     """The drift of the per-seed difference of two series: the measured drift of the difference
     of their quantity; else, both series' groups measured, their drifts added as independent;
     else √2 × the seed sd of the per-seed differences (the pairing kept)."""
     quantity = first.get("quantity") or second.get("quantity") or "?"
     groups = measured.get("groups") or {}
     paired = difference_group(experiment, quantity)
-    own = [scale(measured, group_key(experiment, s), _sd(s), int(s.get("n") or 2)) for s in (first, second)]
+    own = [scale(measured, group_key(experiment, s), _sd(s), int(s.get("n") or 2), floored=floored)
+           for s in (first, second)]
     if paired not in groups and all(s.measured for s in own):
         return math.sqrt(sum(s.rms ** 2 for s in own))
     a, b = first.get("values") or {}, second.get("values") or {}
     differences = [a[s] - b[s] for s in a if s in b and a[s] is not None and b[s] is not None
                    and math.isfinite(a[s] - b[s])]
     sd = float(stats.tstd(differences)) if len(differences) >= 2 else math.nan
-    return scale(measured, paired, sd, len(differences)).rms
+    return scale(measured, paired, sd, len(differences), floored=floored).rms
 
 
 def _source_drift(item: Mapping[str, Any], numbers: Mapping[str, Any], experiment: str,
                   measured: Mapping[str, Any]) -> tuple[list[float], float] | None:
     """The per-seed values a t-based comparison averages (one series, or the paired differences of
-    two) and the drift scale of one of them; None when they are not recorded."""
+    two) and the measured drift of one of them; None when they are not recorded or their drift was
+    never measured."""
     labels = list(item.get("sources") or ())
     series = [numbers.get(label) for label in labels]
     if not labels or any(s is None or s.get("numerics_invariant") for s in series):
         return None
     values = [s.get("values") or {} for s in series]
     seeds = [seed for seed in values[0] if all(v.get(seed) is not None and math.isfinite(v[seed]) for v in values)]
-    if len(labels) == 1:
-        tau = scale(measured, group_key(experiment, series[0]), _sd(series[0]), len(seeds), labels[0]).rms
+    groups = measured.get("groups") or {}
+    if len(labels) == 1 and group_key(experiment, series[0]) in groups:
+        tau = scale(measured, group_key(experiment, series[0]), _sd(series[0]), len(seeds), labels[0],
+                    floored=False).rms
         return [values[0][seed] for seed in seeds], tau
-    if len(labels) == 2:
+    quantity = series[0].get("quantity") or "?"
+    if len(labels) == 2 and (difference_group(experiment, quantity) in groups
+                             or all(group_key(experiment, s) in groups for s in series)):
         return [values[0][seed] - values[1][seed] for seed in seeds], _paired_tau(series[0], series[1], experiment,
-                                                                               measured)
-    return None
+                                                                               measured, floored=False)
+    return None  # a drift never measured: no reach is simulated from a guess
 
 
 def statistic_reach(item: Mapping[str, Any], numbers: Mapping[str, Any], experiment: str,
-                    measured: Mapping[str, Any]) -> float | None:
-    """The `NEAR_QUANTILE` quantile of how far the drift of the numerics moves a t statistic, in
-    its standard errors: every recorded seed moved by a normal draw of the drift scale, the mean
-    and the seed spread computed again (`REACH_DRAWS` draws, a fixed generator). On a few seeds the
-    spread moves the statistic as much as the mean: a linear reading (drift / SE) misses that.
-    None where the comparison is not a t statistic of recorded values."""
+                    measured: Mapping[str, Any], quantile: float = NEAR_QUANTILE) -> float | None:
+    """The `quantile` quantile of how far the drift of the numerics moves a t statistic, in its
+    standard errors: every recorded seed moved by a normal draw of the drift scale, the mean and
+    the seed spread computed again (at least `REACH_DRAWS` draws, twenty beyond the quantile, from a
+    fixed generator). On a few seeds the spread moves the statistic as much as the mean: a linear
+    reading (drift / SE) misses that. None where the comparison is not a t statistic of recorded
+    values."""
     if item.get("df") is None or item.get("sign_count") or item.get("fisher_z"):
         return None
     found = _source_drift(item, numbers, experiment, measured)
@@ -394,7 +405,8 @@ def statistic_reach(item: Mapping[str, Any], numbers: Mapping[str, Any], experim
     sd = float(np.std(x, ddof=1))
     if sd == 0.0 or tau == 0.0:
         return 0.0 if tau == 0.0 else None
-    moved = x + tau * np.random.default_rng(0).standard_normal((REACH_DRAWS, n))
+    draws = max(REACH_DRAWS, math.ceil(20.0 / (1.0 - quantile)))
+    moved = x + tau * np.random.default_rng(0).standard_normal((draws, n))
     statistic = float(item.get("statistic") or 0.0)
     if not math.isfinite(statistic):
         return None
@@ -404,7 +416,7 @@ def statistic_reach(item: Mapping[str, Any], numbers: Mapping[str, Any], experim
         bound = float(np.mean(x)) - orientation * statistic * se
         after = orientation * (moved.mean(axis=1) - bound) / (np.maximum(moved.std(axis=1, ddof=1), 1e-300)
                                                               / math.sqrt(n))
-        reach = max(reach, float(np.quantile(np.abs(after - statistic), NEAR_QUANTILE)))
+        reach = max(reach, float(np.quantile(np.abs(after - statistic), quantile)))
     return reach
 
 
@@ -438,14 +450,14 @@ def statistic_drift(evidence: Iterable[Mapping[str, Any]], numbers: Mapping[str,
 
 
 def near_margin(evidence: Iterable[Mapping[str, Any]], numbers: Mapping[str, Any], experiment: str,
-                measured: Mapping[str, Any]) -> float:
+                measured: Mapping[str, Any], quantile: float = NEAR_QUANTILE) -> float:
     """The margin (in standard errors) under which a verdict counts as near its boundary: the
-    largest over its comparisons of the simulated reach of the drift (`statistic_reach`), or of
-    `NEAR_DRIFTS` times its first-order drift where no reach can be simulated; at least
-    `MIN_NEAR_MARGIN`."""
+    largest over its comparisons of the simulated reach of the drift at `quantile`
+    (`statistic_reach`), or of `NEAR_DRIFTS` times its first-order drift where no reach can be
+    simulated; at least `MIN_NEAR_MARGIN`."""
     worst = MIN_NEAR_MARGIN
     for item in evidence:
-        reach = statistic_reach(item, numbers, experiment, measured)
+        reach = statistic_reach(item, numbers, experiment, measured, quantile)
         worst = max(worst, NEAR_DRIFTS * statistic_drift([item], numbers, experiment, measured)
                     if reach is None else reach)
     return worst

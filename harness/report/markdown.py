@@ -132,8 +132,9 @@ class _Report:
                   "costs of real pipelines; *analytic* rules, counts, coverages and exact algebra; *diagnostic* "
                   "labelled measurements. Compute is the sum of the run times recorded in the store (single-threaded "
                   "runs; `fedclaims report` runs one worker per core). A verdict is *fragile* when its statistics "
-                  "lie nearer another verdict than three times the amount the drift measured across numerics (other "
-                  "CPUs' kernels) moves them: on another machine it may read differently (docs/regression.md).", ""]
+                  "lie nearer another verdict than 99% of the moves the drift measured across numerics (other CPUs' "
+                  "kernels) makes them, simulated from its recorded seeds: on another machine it may read "
+                  "differently (docs/regression.md).", ""]
         return lines
 
     def disagreements(self) -> list[str]:
