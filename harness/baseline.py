@@ -301,15 +301,15 @@ def _state_reach(claim: ClaimCheck, family: int) -> None:
     if claim.path != CROSS:
         return
     level = drift_io.ALPHA / family
-    best = None
+    reaches = []
     for test in claim.tests:
         shift = test.detectable(level)
         sds = shift / test.recorded_sd if math.isfinite(test.recorded_sd) and test.recorded_sd > SPREAD_FLOOR else None
-        if best is None or (sds if sds is not None else math.inf) < (best[2] if best[2] is not None else math.inf):
-            best = (test, shift, sds)
-    if best is None:
+        reaches.append((test, shift, sds))
+    if not reaches:
         claim.detects = "any change of its numerics-invariant numbers; its verdict only otherwise"
         return
+    best = min(reaches, key=lambda reach: math.inf if reach[2] is None else reach[2])
     test, shift, sds = best
     claim.detectable_sds = sds
     in_sds = f" = {sds:.2g} recorded seed SDs" if sds is not None else ""
