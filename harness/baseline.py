@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import baseline_file
 from harness import drift as drift_io
 from harness.store import json_safe
 from harness.verify import ERROR, FAIL, INCONCLUSIVE, PASS, Verdict
@@ -122,6 +123,9 @@ def load(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: cannot read the baseline ({error})") from error
     if not isinstance(data, dict) or not isinstance(data.get("claims"), dict):
         raise ValueError(f"{path}: a baseline is a JSON object with a 'claims' mapping")
+    wrong = baseline_file.problems(data, path)
+    if wrong:
+        raise ValueError("the baseline cannot be read:\n" + "\n".join(wrong))
     return data
 
 

@@ -1,0 +1,82 @@
+"""Command-line typos and broken baseline files: a clear error with a suggestion and a non-zero
+exit, before anything runs (issue 23, cases 7 and 9)."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import cli
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _error(capsys, argv: list[str]) -> str:
+    assert cli.main(["--root", str(REPO), *argv]) == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["verify", "--profile", "standrd", "--claim", "fedrolex.*"],
+     "unknown profile 'standrd' (--profile); did you mean 'standard'?"),
+    (["plan", "--profile", "smok"], "unknown profile 'smok' (--profile); did you mean 'smoke'?"),
+    (["verify", "--claim", "fedrolx.*"], "no claim matches --claim 'fedrolx.*'; did you mean 'fedrolex.*'?"),
+    (["power", "--claim", "hasfl.table4.cifar10.estimate-tracks-capacty"],
+     "did you mean 'hasfl.table4.cifar10.estimate-tracks-capacity'?"),
+    (["verify", "--paper", "fedrolex", "--claim", "hasfl.*"], "no claim of paper fedrolex matches --claim 'hasfl.*'"),
+    (["plan", "--paper", "fedrolx"], "unknown paper 'fedrolx' (--paper); did you mean 'fedrolex'?"),
+    (["verify", "--claim", "fedrolex.("], "is neither a glob nor a regular expression"),
+])
+def test_a_typo_in_the_selection_is_an_error_with_a_suggestion(capsys, tmp_path: Path, argv, expected) -> None:
+    err = _error(capsys, [*argv, "--store", str(tmp_path / "store")])
+    assert expected in err
+    assert not (tmp_path / "store").exists(), "nothing may run before the selection is known to be valid"
+
+
+def test_numerics_refuses_a_store_that_does_not_exist_or_is_a_file(capsys, tmp_path: Path) -> None:
+    (tmp_path / "store").mkdir()
+    (tmp_path / "file").write_text("x")
+    err = _error(capsys, ["numerics", str(tmp_path / "stor"), str(tmp_path / "store")])
+    assert f"results store {tmp_path / 'stor'} does not exist; did you mean 'store'?" in err
+    assert "is a file, not a folder" in _error(capsys, ["numerics", str(tmp_path / "store"), str(tmp_path / "file")])
+
+
+def _broken_baseline(tmp_path: Path, change) -> Path:
+    data = json.loads((REPO / "baselines" / "smoke.json").read_text(encoding="utf-8"))
+    change(data)
+    path = tmp_path / "smoke.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def _first_claim(data: dict) -> dict:
+    return data["claims"]["fedrolex.accuracy.low-heterogeneity-beats-heterofl"]
+
+
+@pytest.mark.parametrize("change, field, found", [
+    (lambda d: d.update(drift="garbage"), "drift: Input should be a valid dictionary", "'garbage'"),
+    (lambda d: d.update(tolerance={"absolute": "x"}), "tolerance.absolute: Input should be a valid number", "'x'"),
+    (lambda d: d["drift"]["groups"][next(iter(d["drift"]["groups"]))].update(rms=None),
+     "rms: Input should be a valid number", "None"),
+    (lambda d: _first_claim(d).update(margins=[1]), "claims.fedrolex.accuracy.low-heterogeneity-beats-heterofl.margins", "[1]"),
+    (lambda d: _first_claim(d)["numbers"][next(iter(_first_claim(d)["numbers"]))]["values"].update({"0": "x"}),
+     "values.0: Input should be a valid number", "'x'"),
+])
+def test_a_corrupt_baseline_section_is_named_before_anything_trains(capsys, tmp_path: Path, change, field,
+                                                                     found) -> None:
+    path = _broken_baseline(tmp_path, change)
+    started = time.perf_counter()
+    err = _error(capsys, ["baseline", "check", "--baseline", str(path), "--claim", "fedrolex.accuracy.*",
+                          "--store", str(tmp_path / "store")])
+    assert f"{path}: " in err and field in err and f"(found {found})" in err
+    assert not (tmp_path / "store").exists() and time.perf_counter() - started < 30
+
+
+def test_the_committed_baselines_and_recordings_are_well_formed() -> None:
+    from harness import baseline_file
+    files = sorted((REPO / "baselines").glob("*.json")) + sorted((REPO / "baselines" / "numerics").glob("*.json"))
+    assert len(files) >= 4
+    for path in files:
+        assert baseline_file.problems(json.loads(path.read_text(encoding="utf-8")), path) == []
