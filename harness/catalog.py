@@ -22,7 +22,7 @@ from harness.kinds.base import ExperimentKind
 from harness.schema import claim as claim_schema
 from harness.schema.claim import Claim, ClaimFile
 from harness.schema.spec import ExperimentSpec
-from harness.studies import LoadedStudy, load_studies
+from harness.studies import LoadedStudy, generated_profiles, load_studies
 from harness.yamlsource import Document, load_document
 
 TAGS = set(claim_schema.OBSERVATION_KEYS) | set(claim_schema.EXPECTATION_KEYS)
@@ -76,17 +76,55 @@ class Catalog:
         return self.studies[name]
 
     def select(self, papers: Iterable[str] = (), pattern: str | None = None) -> list[LoadedClaim]:
-        """Claims of the given papers (all if none) whose id matches a glob or regex pattern."""
+        """Claims of the given papers (all if none) whose id matches a glob or regex pattern.
+
+        A paper that does not exist, or a pattern that matches no claim of them, is a ValueError
+        with the nearest valid name: a typo must not verify nothing and succeed."""
         papers = set(papers)
-        regex = re.compile(_glob_to_regex(pattern)) if pattern else None
-        return [c for c in self.claims
-                if (not papers or c.paper in papers) and (regex is None or regex.search(c.id))]
+        for paper in sorted(papers - set(self.papers)):
+            raise ValueError(f"unknown paper {paper!r} (--paper){did_you_mean(paper, self.papers)}")
+        of_papers = [c for c in self.claims if not papers or c.paper in papers]
+        if not pattern:
+            return of_papers
+        try:
+            regex = re.compile(_glob_to_regex(pattern))
+        except re.error as error:
+            raise ValueError(f"--claim {pattern!r} is neither a glob nor a regular expression: {error}") from None
+        chosen = [c for c in of_papers if regex.search(c.id)]
+        if not chosen:
+            among = f" of paper {', '.join(sorted(papers))}" if papers else ""
+            raise ValueError(f"no claim{among} matches --claim {pattern!r}"
+                             + _nearest_pattern(pattern, [c.id for c in of_papers]))
+        return chosen
+
+    def profiles(self) -> list[str]:
+        """Every profile some spec defines, the points of scale studies included (spec order)."""
+        return list(dict.fromkeys(p for spec in self.specs.values() for p in spec.spec.profiles))
+
+    def check_profiles(self, profiles: Iterable[str]) -> None:
+        """A ValueError naming the nearest profile for a name no spec defines."""
+        known = self.profiles()
+        for profile in profiles:
+            if profile not in known:
+                points = generated_profiles(self.studies.values())
+                shown = [p for p in known if p not in points]
+                raise ValueError(f"unknown profile {profile!r} (--profile){did_you_mean(profile, shown)}")
 
 
 def _glob_to_regex(pattern: str) -> str:
     if any(ch in pattern for ch in "*?") and not any(ch in pattern for ch in "^$()|+\\"):
         return "^" + re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".") + "$"
     return pattern
+
+
+def _nearest_pattern(pattern: str, ids: list[str]) -> str:
+    """'; did you mean ...?' with the claim id, or the dotted prefix of one, nearest the pattern's literal part."""
+    literal = re.sub(r"[*?^$()|+\\\[\]{}]", "", pattern).rstrip(".")
+    prefixes = {".".join(i.split(".")[:n]) for i in ids for n in range(1, i.count(".") + 2)}
+    match = closest(literal, prefixes)
+    if match is None:
+        return "; `fedclaims design` lists the claim ids"
+    return f"; did you mean {match + '.*' if match not in ids else match!r}?"
 
 
 # --- pydantic errors -> problems ------------------------------------------------
@@ -429,7 +467,20 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
             report(sub, f"equals {expectation.equals} without a tolerance, tested on the mean of '{obs.metric}', "
                         "which varies with the seed: a t-interval is never a single point, so it can never PASS "
                         "(state a tolerance, or read each seed with `of: every_seed`)")
+        fixed = _fixed_under_spread(target, obs, expectation, profile) if profile in spec.profiles else []
+        if fixed:
+            report(sub, f"the spread of '{obs.metric}' over seeds is a ratio of standard deviations, but the metric "
+                        f"is fixed by the config of {', '.join(repr(v) for v in fixed)} at this profile (declared "
+                        "deterministic): its standard deviation is 0 and the ratio 0/0 or infinite on every run")
     return len(problems) == before
+
+
+def _fixed_under_spread(target: LoadedSpec, obs, expectation, profile: str) -> list[str]:
+    """The variants of a spread observation whose metric the kind declares deterministic at `profile`."""
+    if not isinstance(obs, claim_schema.SpreadObservation) or isinstance(expectation, claim_schema.Skip):
+        return []
+    metric, configs = _metric_configs(target, obs, profile)
+    return [variant for variant, config in configs.items() if metric is not None and metric.is_deterministic(config)]
 
 
 def _exact_equality_of_a_varying_mean(target: LoadedSpec, obs, expectation, profile: str) -> bool:
@@ -437,14 +488,18 @@ def _exact_equality_of_a_varying_mean(target: LoadedSpec, obs, expectation, prof
             and expectation.of == "mean" and isinstance(obs, (claim_schema.MetricObservation,
                                                               claim_schema.DifferenceObservation))):
         return False
+    metric, configs = _metric_configs(target, obs, profile)
+    return metric is not None and not all(metric.is_deterministic(config) for config in configs.values())
+
+
+def _metric_configs(target: LoadedSpec, obs, profile: str) -> tuple[Any, dict[str, dict]]:
+    """The observation's metric and each of its variants' resolved config ((None, {}) where either is invalid)."""
     metric = target.kind.metrics.get(obs.metric)
-    if metric is None:
-        return False
     try:
-        configs = [target.resolve(variant, profile).model_dump(mode="json") for variant in obs.variants]
+        configs = {variant: target.resolve(variant, profile).model_dump(mode="json") for variant in obs.variants}
     except (KeyError, ValidationError, ValueError):
-        return False
-    return not all(metric.is_deterministic(config) for config in configs)
+        return None, {}
+    return metric, configs
 
 
 def _check_expectation(obs, expectation, spec: ExperimentSpec, report) -> None:

@@ -83,6 +83,7 @@ def cmd_design(args) -> int:
     from harness.design import baseline_spreads, designs
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
+    catalog.check_profiles(args.profile)
     wanted = {c.id for c in claims}
     for design in designs(catalog, baseline_spreads(settings.root / "baselines")):
         if design.claim not in wanted or (args.profile and design.profile not in args.profile):
@@ -119,6 +120,7 @@ def cmd_plan(args) -> int:
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
     profiles, variants_for = args.profile or [DEFAULT_PROFILE], variants_needed
+    catalog.check_profiles(profiles)
     if args.study:
         chosen = catalog.study(args.study).select(_point_values(args.point))
         claims = [c for c in claims if c.id in chosen.claim_ids]
@@ -340,11 +342,28 @@ def cmd_numerics(args) -> int:
         return 0
     if len(args.stores) != 2:
         raise ValueError("give two results stores to compare, or none")
-    found = list(pairs(ResultStore(Path(args.stores[0])), ResultStore(Path(args.stores[1]))))
+    found = list(pairs(*(ResultStore(_existing_store(Path(folder))) for folder in args.stores)))
     print(f"{len(found)} runs stored in both under different numerics")
     for growth in accuracy_growth(found):
         print(growth.text())
     return 0
+
+
+def _existing_store(folder: Path) -> Path:
+    """A results store to read: a folder that exists (a typo must not read as an empty store)."""
+    if not folder.exists():
+        raise ValueError(f"results store {folder} does not exist" + _nearest_folder(folder))
+    if not folder.is_dir():
+        raise ValueError(f"results store {folder} is a file, not a folder")
+    return folder
+
+
+def _nearest_folder(folder: Path) -> str:
+    from harness.errors import did_you_mean
+    parent = folder.parent
+    siblings = [p.name for p in parent.iterdir() if p.is_dir()] if parent.is_dir() else []
+    hint = did_you_mean(folder.name, siblings) if siblings else ""
+    return hint if hint.startswith(";") else f" (no such folder in {parent})"
 
 
 def cmd_power(args) -> int:
@@ -474,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
             print(problem, file=sys.stderr)
         return 2
     except (FileNotFoundError, ValueError) as error:
-        console.print(f"[red]error:[/red] {error}")
+        print(f"error: {error}", file=sys.stderr)  # plain: a message is never wrapped nor read as markup
         return 2
 
 

@@ -66,6 +66,7 @@ class ClaimsFile(pytest.File):
         from harness.catalog import load_catalog
         root = self.path.parent.parent
         catalog = load_catalog(root / "claims", root / "specs", root)
+        catalog.check_profiles(_profiles(self.config))
         for loaded in catalog.claims:
             if loaded.doc.file.name != self.path.name:
                 continue
