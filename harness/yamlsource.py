@@ -24,6 +24,7 @@ Path_ = tuple[str | int, ...]
 NODE_BUDGET = 100_000
 """Most nodes a document may hold once its aliases are expanded (the shipped files hold a few thousand)."""
 MERGE_TAG = "tag:yaml.org,2002:merge"
+PLAIN_COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's parser where PyYAML was built with it (about 10x faster); the same safe constructor."""
 
@@ -105,10 +106,10 @@ def _check_graph(root: yaml.Node, name: Path) -> None:
         if done:
             on_path.discard(id(node))
             size = 1 + sum(sizes[id(child)] for child in _children(node))
-            if size > NODE_BUDGET:
+            if size - len(sizes) > NODE_BUDGET:
                 raise SpecError([Problem(name, node.start_mark.line + 1, "<document>",
-                                         f"aliases expand this document beyond {NODE_BUDGET:,} nodes; "
-                                         "refusing to expand it")])
+                                         f"aliases expand this document by more than {NODE_BUDGET:,} nodes "
+                                         "beyond those it spells out; refusing to expand it")])
             sizes[id(node)] = size
             continue
         if id(node) in sizes:
@@ -140,6 +141,10 @@ def _merged_pairs(node: yaml.MappingNode, path: Path_, doc: Document) -> list[tu
 
 
 def _build(loader: yaml.SafeLoader | SafeLoader, node: yaml.Node, path: Path_, doc: Document) -> Any:
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in PLAIN_COLLECTION_TAGS:
+        raise SpecError([Problem(doc.file, node.start_mark.line + 1, format_field(path),
+                                 f"tag {node.tag!r} is not allowed: a claim or spec holds plain mappings, "
+                                 "lists and scalars")])
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
         explicit: set[Any] = set()

@@ -199,6 +199,9 @@ CASES = [
     C("claims", "claim_spread_negative_bound.yaml",
       E("claims/claim_spread_negative_bound.yaml", 11, "claims[0].expect.smoke",
         "a ratio of standard deviations is positive")),
+    C("claims", "claim_spread_deterministic.yaml",
+      E("claims/claim_spread_deterministic.yaml", 11, "claims[0].expect.smoke",
+        "the spread of 'chance_accuracy' over seeds", "declared deterministic", "0/0")),
     C("claims", "claim_family_alone.yaml",
       E("claims/claim_family_alone.yaml", 12, "claims[0].family",
         "family 'lonely' has one claim", "names at least two")),
@@ -261,7 +264,11 @@ CASES = [
     C("claims", "claim_recursive_alias.yaml",
       E("claims/claim_recursive_alias.yaml", 4, "<document>", "recursive alias")),
     C("claims", "claim_alias_bomb.yaml",
-      E("claims/claim_alias_bomb.yaml", 8, "<document>", "aliases expand this document beyond 100,000 nodes")),
+      E("claims/claim_alias_bomb.yaml", 8, "<document>",
+        "aliases expand this document by more than 100,000 nodes beyond those it spells out")),
+    C("claims", "claim_python_tag_on_list.yaml",
+      E("claims/claim_python_tag_on_list.yaml", 9, "claims[0].observe",
+        "tag 'tag:yaml.org,2002:python/tuple' is not allowed")),
     C("claims", "claim_not_utf8.yaml",
       E("claims/claim_not_utf8.yaml", 6, "<document>", "not valid UTF-8", "byte 0xe9")),
 ]
@@ -352,6 +359,13 @@ def test_corpus_is_complete_and_every_file_is_used() -> None:
         for directory, name in case.files:
             assert directory in ("claims", "specs")
             assert name.startswith("claim_" if directory == "claims" else "spec_")
+
+
+def test_a_long_list_without_aliases_is_not_an_alias_expansion(tmp_path: Path) -> None:
+    """Only what aliases add counts against the node budget: a file that spells out more nodes is read."""
+    from harness.yamlsource import NODE_BUDGET, load_document
+    (tmp_path / "long.yaml").write_text("items: [" + ", ".join(["1"] * (NODE_BUDGET + 20_000)) + "]\n")
+    assert len(load_document(tmp_path / "long.yaml").data["items"]) == NODE_BUDGET + 20_000
 
 
 def test_merge_keys_with_overrides_are_accepted(tmp_path: Path) -> None:
