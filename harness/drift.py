@@ -34,10 +34,13 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy import optimize, stats
+
+from harness import baseline_file
 
 ALPHA = 0.01
 """Family-wise false-alarm rate of one regression check across its drift-tested series."""
@@ -105,6 +108,9 @@ def recording(data: Mapping[str, Any], profile: str, name: str) -> dict[str, dic
     """The claims of a recording at a profile: a baseline file (`claims`) or a REPORT.json (`verdicts`),
     each entry with its experiment, numbers, the identity of its records and its numerics."""
     if "claims" in data:
+        wrong = baseline_file.problems(data, Path(name))
+        if wrong:
+            raise ValueError("the recording cannot be read:\n" + "\n".join(wrong))
         if data.get("profile") != profile:
             raise ValueError(f"{name}: recorded for profile {data.get('profile')!r}, not {profile!r}")
         return {claim: entry for claim, entry in data["claims"].items() if "numbers" in entry}

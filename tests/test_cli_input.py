@@ -80,3 +80,12 @@ def test_the_committed_baselines_and_recordings_are_well_formed() -> None:
     assert len(files) >= 4
     for path in files:
         assert baseline_file.problems(json.loads(path.read_text(encoding="utf-8")), path) == []
+
+
+def test_a_corrupt_drift_recording_is_named(capsys, tmp_path: Path) -> None:
+    baseline = _broken_baseline(tmp_path, lambda d: None)
+    recording = tmp_path / "smoke-other-machine.json"
+    recording.write_text(json.dumps({**json.loads(baseline.read_text()), "claims": {"c": {"status": 3}}}))
+    err = _error(capsys, ["baseline", "drift", "--baseline", str(baseline), "--recording", str(recording)])
+    assert "smoke-other-machine.json: claims.c.status: Input should be a valid string" in err
+    assert json.loads(baseline.read_text()) == json.loads((REPO / "baselines" / "smoke.json").read_text())
