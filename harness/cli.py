@@ -120,11 +120,11 @@ def cmd_plan(args) -> int:
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
     profiles, variants_for = args.profile or [DEFAULT_PROFILE], variants_needed
-    catalog.check_profiles(profiles)
     if args.study:
         chosen = catalog.study(args.study).select(_point_values(args.point))
         claims = [c for c in claims if c.id in chosen.claim_ids]
         profiles, variants_for = chosen.profiles, chosen.variants_for
+    catalog.check_profiles(profiles)
     store = ResultStore(settings.store_dir)
     data = survey_data(datasets_needed(catalog, claims, profiles, variants_for), settings)
     requests, waiting = plan(catalog, claims, profiles, settings, store, data.fingerprints, variants_for)
@@ -160,6 +160,8 @@ def cmd_study(args) -> int:
     from harness.report.terminal import print_verdicts
     from harness.store import json_safe
     settings = _settings(args)
+    if args.from_store:
+        _existing_store(settings.store_dir)
     outcome = verify(settings, args.paper, args.claim, run=not args.from_store, console=console,
                      study=args.study, points=_point_values(args.point))
     print_verdicts(outcome.verdicts, console)
@@ -370,6 +372,7 @@ def cmd_power(args) -> int:
     """The undecided claims of a profile and what would decide them (from stored records only)."""
     from harness.report.terminal import print_power
     settings = _settings(args)
+    _existing_store(settings.store_dir)
     outcome = verify(settings, args.paper, args.claim, args.profile or [DEFAULT_PROFILE], run=False)
     print_power(outcome.verdicts, console)
     return 0

@@ -115,7 +115,8 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
     are re-verified from the observations `archive` recorded (`harness.archive`), not from records.
     """
     catalog, claims = select(settings, papers, pattern)
-    catalog.check_profiles([*profiles, *render_only])
+    if study is None:
+        catalog.check_profiles([*profiles, *render_only])
     variants_for = variants_needed
     if study is not None:
         chosen = catalog.study(study).select(points)

@@ -23,7 +23,7 @@ def _error(capsys, argv: list[str]) -> str:
      "unknown profile 'standrd' (--profile); did you mean 'standard'?"),
     (["plan", "--profile", "smok"], "unknown profile 'smok' (--profile); did you mean 'smoke'?"),
     (["verify", "--claim", "fedrolx.*"], "no claim matches --claim 'fedrolx.*'; did you mean 'fedrolex.*'?"),
-    (["power", "--claim", "hasfl.table4.cifar10.estimate-tracks-capacty"],
+    (["verify", "--claim", "hasfl.table4.cifar10.estimate-tracks-capacty"],
      "did you mean 'hasfl.table4.cifar10.estimate-tracks-capacity'?"),
     (["verify", "--paper", "fedrolex", "--claim", "hasfl.*"], "no claim of paper fedrolex matches --claim 'hasfl.*'"),
     (["plan", "--paper", "fedrolx"], "unknown paper 'fedrolx' (--paper); did you mean 'fedrolex'?"),
@@ -41,6 +41,7 @@ def test_numerics_refuses_a_store_that_does_not_exist_or_is_a_file(capsys, tmp_p
     err = _error(capsys, ["numerics", str(tmp_path / "stor"), str(tmp_path / "store")])
     assert f"results store {tmp_path / 'stor'} does not exist; did you mean 'store'?" in err
     assert "is a file, not a folder" in _error(capsys, ["numerics", str(tmp_path / "store"), str(tmp_path / "file")])
+    assert "does not exist" in _error(capsys, ["power", "--store", str(tmp_path / "stor")])
 
 
 def _broken_baseline(tmp_path: Path, change) -> Path:

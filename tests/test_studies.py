@@ -185,6 +185,8 @@ def test_the_study_command_writes_its_reading_and_reads_the_store(settings, tmp_
     out = tmp_path / "study"
     common = ["--root", str(settings.root), "study", "groups", "--store", str(settings.store_dir),
               "--output", str(out), "--workers", "1"]
+    assert cli.main([*common, "--from-store"]) == 2, "a store that does not exist is a typo, not an empty store"
+    settings.store_dir.mkdir()
     assert cli.main([*common, "--from-store"]) == 0
     assert "not run at profile" in json.loads((out / "study.json").read_text())["claims"][0]["points"][0]["reason"]
     assert cli.main([*common, "--point", "4", "--point", "32"]) == 0
