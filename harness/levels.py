@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
 from harness.catalog import Catalog
+from harness.kinds.evaluations import MissingValue
 from harness.schema import claim as schema
 
 LEARNED = 0.5
@@ -78,7 +79,10 @@ def accuracies_from_records(catalog: Catalog, requests, records: Mapping[str, di
         if record is None or record.get("status") != "ok" or learning is None:
             continue
         metric = loaded.kind.metrics[learning.metric]
-        value = metric.compute(record["result"], metric.args())
+        try:
+            value = metric.compute(record["result"], metric.args())
+        except MissingValue:
+            continue  # the claims reading the record are ERROR, naming it; it measures no level
         if value == value:  # not NaN
             found.setdefault((request.experiment, request.variant, request.profile), []).append(float(value))
     return {key: statistics.fmean(values) for key, values in found.items()}

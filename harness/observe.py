@@ -1,4 +1,10 @@
-"""Compute a claim's observation from run records: one value per seed per series."""
+"""Compute a claim's observation from run records: one value per seed per series.
+
+A metric that refuses a record for a missing evaluation raises `MissingValue`; it leaves here with
+the record's key, experiment, variant and seed named, for `harness.verify` to make the claim ERROR.
+A metric whose definition tolerates missing evaluations (`Metric.tolerates`) gives a value, and the
+series notes every evaluation so treated (`Series.notes`), which the verdict's reason repeats.
+"""
 from __future__ import annotations
 
 import math
@@ -6,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.kinds.base import ExperimentKind
+from harness.kinds.base import ExperimentKind, Metric
+from harness.kinds.evaluations import MissingValue, record_id
 from harness.schema import claim as schema
 from harness.stats import Correlation, correlation, pooled_correlation, summarize
 
@@ -37,6 +44,8 @@ class Series:
     agreement: float = 0.0
     quantity: str = ""
     structural: bool = False
+    notes: list[str] = field(default_factory=list)
+    """Missing evaluations the metric's definition treated (skipped), each naming its record and round."""
 
     @property
     def finite(self) -> list[float]:
@@ -96,6 +105,12 @@ class Observed:
     spread_ratio: bool = False
     """The observation is the ratio of the two series' seed-to-seed standard deviations."""
 
+    @property
+    def notes(self) -> list[str]:
+        """The missing evaluations every series' metric treated as its definition says."""
+        spread = [self.spread] if self.spread is not None else []
+        return list(dict.fromkeys(note for s in [*self.series, *spread] for note in s.notes))
+
     def text(self) -> str:
         text = "; ".join(s.text() for s in self.series)
         if self.spread_ratio:
@@ -105,15 +120,33 @@ class Observed:
         return text
 
 
+def _metric_value(spec: Metric, metric: str, args, record: Mapping[str, Any], variant: str, seed: int) -> float:
+    """The metric of one record; a refusal (`MissingValue`) names the record."""
+    try:
+        return float(spec.compute(record["result"], args))
+    except MissingValue as missing:
+        raise missing.in_record(metric, record_id(record, variant, seed)) from None
+
+
+def _treated(spec: Metric, metric: str, record: Mapping[str, Any], variant: str, seed: int) -> list[str]:
+    """The missing evaluations of one record that the metric's definition treated, each named."""
+    if spec.tolerates is None:
+        return []
+    named = record_id(record, variant, seed).text()
+    return [f"{named}: {missing.where()} is null ({missing.cause}); {metric} {spec.tolerates.treatment}"
+            for missing in spec.tolerates.missing(record["result"])]
+
+
 def metric_series(kind: ExperimentKind, metric: str, args: dict, variant: str, label: str,
                   seeds: list[int], records: Records) -> Series:
     spec = kind.metrics[metric]
     parsed = spec.args.model_validate(args)
-    values = {seed: float(spec.compute(records[(variant, seed)]["result"], parsed)) for seed in seeds}
+    values = {seed: _metric_value(spec, metric, parsed, records[(variant, seed)], variant, seed) for seed in seeds}
+    notes = [note for seed in seeds for note in _treated(spec, metric, records[(variant, seed)], variant, seed)]
     configs = [records[(variant, seed)]["config"] for seed in seeds]
     return Series(label, values, all(spec.is_deterministic(c) for c in configs),
                   invariant=all(spec.is_numerics_invariant(c) for c in configs), agreement=spec.agreement,
-                  quantity=metric, structural=spec.structural)
+                  quantity=metric, structural=spec.structural, notes=notes)
 
 
 def _correlation_series(kind: ExperimentKind, obs: schema.CorrelationObservation, variant: str, label: str,
@@ -149,7 +182,7 @@ def observe(kind: ExperimentKind, obs, variant_labels: Mapping[str, str], seeds:
                             first.deterministic and second.deterministic,
                             invariant=first.invariant and second.invariant,
                             agreement=max(first.agreement, second.agreement), quantity=f"difference of {obs.metric}",
-                            structural=first.structural and second.structural)
+                            structural=first.structural and second.structural, notes=first.notes + second.notes)
         spread = None
         if spread_variant is not None:
             spread = metric_series(kind, obs.metric, obs.args, spread_variant, label(spread_variant), seeds, records)

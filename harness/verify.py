@@ -31,6 +31,11 @@ How each expectation is decided (α is the expectation's `alpha`, 0.05 unless st
   carries power figures: the smallest effect the data could detect and the seeds (or clients)
   that would decide the claim at the observed effect and spread, or why no number would. A
   family member Holm leaves INCONCLUSIVE carries them at the level it was tested at.
+- A record missing an evaluation its metric reads (null where the run evaluated: a diverged or
+  broken run) makes the claim ERROR, naming the record, variant, seed and round: no number of
+  seeds decides a claim on a run whose metric is undefined (`harness.kinds.evaluations`). A metric
+  whose definition treats missing evaluations otherwise decides as usual, and the reason names
+  every value it so treated.
 """
 from __future__ import annotations
 
@@ -40,6 +45,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from harness.catalog import Catalog, LoadedClaim
+from harness.kinds.evaluations import MissingValue
 from harness.numerics import fingerprint
 from harness.observe import Observed, Series, observe
 from harness.planning import variants_needed
@@ -820,6 +826,9 @@ def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
     spread = expectation.within_spread_of if isinstance(expectation, schema.WithinSpread) else None
     try:
         observed = observe(target.kind, claim.observe, labels, seeds, records, spread)
+    except MissingValue as missing:
+        verdict.status, verdict.reason = ERROR, f"a value the metric reads is missing: {missing}"
+        return verdict
     except Exception as error:  # noqa: BLE001 - a metric that cannot be read is this claim's ERROR
         verdict.status, verdict.reason = ERROR, f"could not compute the observation: {type(error).__name__}: {error}"
         return verdict
@@ -830,6 +839,8 @@ def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
     decision = evaluate(expectation, claim.observe, observed)
     verdict.family = claim.family or ""
     _record_decision(verdict, decision)
+    if observed.notes:
+        verdict.reason += f" [missing values treated as the metric defines: {'; '.join(observed.notes)}]"
     if len(verdict.numerics) > 1:
         verdict.reason = f"{mixed_numerics_text(records)} {verdict.reason}"
     return verdict

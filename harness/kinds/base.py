@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from harness.kinds.evaluations import Tolerance
+
 Result = Mapping[str, Any]
 
 
@@ -52,6 +54,10 @@ class Metric:
     smallest_effect: float | None = None
     """The smallest difference in this metric that is evidence of an ordering (in its unit): a
     claim that A is above B resting on less is reported as weak evidence."""
+    tolerates: Tolerance | None = None
+    """How the metric's definition treats evaluations whose value is missing, said in every verdict
+    that meets one. None: a metric that reads evaluations refuses a record missing one (`MissingValue`:
+    the claim is ERROR, naming the record, variant, seed and round; `harness.kinds.evaluations`)."""
 
     def is_deterministic(self, config: Mapping[str, Any]) -> bool:
         return self.deterministic(config) if callable(self.deterministic) else bool(self.deterministic)

@@ -1,4 +1,9 @@
-"""Federated sub-model training: metrics, per-client quantities and plots over its records."""
+"""Federated sub-model training: metrics, per-client quantities and plots over its records.
+
+Metrics on the test evaluations refuse a record in which one the run made is missing (null): the
+claim is ERROR, naming the record, variant, seed and round (`harness.kinds.evaluations`). Only
+`min_loss` says otherwise in its definition: it skips a missing loss, and its verdicts say which.
+"""
 from __future__ import annotations
 
 import math
@@ -9,11 +14,12 @@ import numpy as np
 from harness.kinds import federated_adaptation as adaptation
 from harness.kinds import federated_updates as updates
 from harness.kinds.base import ClientQuantity, ExperimentKind, Learning, Metric, Plot, classified
+from harness.kinds.evaluations import Tolerance, by_round, evaluations, present_evaluations
 
 
 def _accuracies(result) -> list[tuple[int, float]]:
-    """(round, accuracy in %) of every evaluated round; a diverged evaluation counts as recorded."""
-    return [(r["round"], 100.0 * r["test_accuracy"]) for r in result["history"] if r["test_accuracy"] is not None]
+    """(round, accuracy in %) of every evaluation the run made; MissingValue where one is null."""
+    return [(t, 100.0 * accuracy) for t, accuracy in evaluations(result, "test_accuracy")]
 
 
 def _final_accuracy(result, args) -> float:
@@ -55,8 +61,7 @@ def _best_accuracy(result, args) -> float:
 
 
 def _losses(result) -> list[float]:
-    return [r["test_loss"] if r["test_loss"] is not None else math.nan
-            for r in result["history"] if r["test_accuracy"] is not None]
+    return [loss for _, loss in evaluations(result, "test_loss")]
 
 
 def _final_loss(result, args) -> float:
@@ -65,9 +70,7 @@ def _final_loss(result, args) -> float:
 
 
 def _smoothed_losses(result) -> list[float]:
-    points = [(r["round"], math.nan if r["test_loss"] is None else r["test_loss"])
-              for r in result["history"] if r["test_accuracy"] is not None]
-    return _smoothed(result, points)
+    return _smoothed(result, evaluations(result, "test_loss"))
 
 
 def _end_loss(result, args) -> float:
@@ -78,6 +81,15 @@ def _end_loss(result, args) -> float:
 def _loss_rise_after_min(result, args) -> float:
     smoothed = _smoothed_losses(result)
     return smoothed[-1] - min(smoothed) if smoothed else math.nan
+
+
+LOWEST_LOSS_SKIPS = Tolerance("test_loss", "skips it: the lowest loss is taken over the evaluations that have one "
+                                           "(the loss of a round a run diverged at is non-finite, stored as null)")
+
+
+def _min_loss(result, args) -> float:
+    losses = [loss for _, loss in present_evaluations(result, "test_loss")]
+    return min(losses) if losses else math.nan
 
 
 def _mean_capacity(result, args) -> float:
@@ -130,12 +142,13 @@ def _policy_sources(policy: str) -> list[str]:
 
 
 def _draw_accuracy(ax, results_by_variant, labels):
-    """Mean over seeds as a line, the band between the lowest and highest seed shaded."""
+    """Mean over seeds as a line, the band between the lowest and highest seed shaded; seeds are
+    paired by round, over the rounds every seed evaluated, and a missing evaluation is a gap."""
     for variant, results in results_by_variant.items():
-        curves = [_accuracies(r) for r in results]
-        length = min(len(c) for c in curves)
-        rounds = [t + 1 for t, _ in curves[0][:length]]
-        values = np.array([[a for _, a in c[:length]] for c in curves])
+        curves = [by_round(r, "test_accuracy") for r in results]
+        common = sorted(set.intersection(*(set(c) for c in curves)))
+        rounds = [t + 1 for t in common]
+        values = 100.0 * np.array([[c[t] for t in common] for c in curves]).reshape(len(curves), len(common))
         line, = ax.plot(rounds, values.mean(axis=0), label=f"{labels[variant]} (mean, band: seed range, n={len(results)})")
         if len(results) > 1:
             ax.fill_between(rounds, values.min(axis=0), values.max(axis=0), color=line.get_color(), alpha=0.15,
@@ -207,8 +220,8 @@ FEDERATED_TRAINING = ExperimentKind(
         "peak_to_final_drop": Metric("best minus final test accuracy (percentage points)",
                                      lambda r, a: _best_accuracy(r, a) - _final_accuracy(r, a), unit="points"),
         "final_loss": Metric("test cross-entropy at the last evaluation", _final_loss, unit="nats"),
-        "min_loss": Metric("lowest test cross-entropy over the evaluations",
-                           lambda r, a: float(np.nanmin(_losses(r))) if _losses(r) else math.nan, unit="nats"),
+        "min_loss": Metric("lowest test cross-entropy over the evaluations that have one", _min_loss, unit="nats",
+                           tolerates=LOWEST_LOSS_SKIPS),
         "end_loss": Metric("test cross-entropy at the end of training, averaged over the evaluations of the last "
                            "10% of rounds", _end_loss, unit="nats"),
         "loss_rise_after_min": Metric("end value of the smoothed test-loss curve (mean over a window of 10% of the "
