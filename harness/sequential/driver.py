@@ -18,9 +18,16 @@ a false verdict stays that of its own experiment's looks.
 
 Where the store already holds the profile's sequential file, the invocation continues the plan it
 records (`harness.sequential.recorded`): the same max seeds and levels, the seeds added so far,
-the looks stopped for a budget going on from where they stopped; a `--max-seeds` other than the
-recorded plan's is refused with an error naming the file and the plan. `--budget` caps the runs
-added by this invocation.
+the looks stopped for a budget (or interrupted, or not tested) going on from where they stopped;
+a `--max-seeds` other than the recorded plan's is refused with an error naming the file and the
+plan. Claims new to the plan join it; a claim's first look is on the seeds its experiment has by
+then (earlier looks skipped, which only lowers its chance of a false verdict). The file is written
+after every look (`harness.sequential.results`), so an interrupted invocation loses none, and it
+only grows: the claims not selected keep their entries.
+
+`--budget` caps the wall time of the runs this invocation adds: a seed whose runs are all in the
+store already costs nothing and always fits. The seeds already in the plan are re-verified like
+the profile's (run again only where their records are gone), outside the budget.
 """
 from __future__ import annotations
 
@@ -34,7 +41,7 @@ from harness.catalog import LoadedClaim
 from harness.execution import ExecutionSummary, execute
 from harness.pipeline import MAX_DEPENDENCY_WAVES, Outcome, record_lookup, verify
 from harness.planning import plan_variants, referenced_variants, variants_needed
-from harness.store import wall_seconds
+from harness.store import REUSABLE, wall_seconds
 from harness.sequential import schedule
 from harness.sequential.recorded import Recorded, read
 from harness.sequential.rule import Looks, default_max_seeds, planned_looks
@@ -47,7 +54,10 @@ NO_FIGURE = "no finite figure of the seeds that would decide it"
 AT_LIMIT = "max seeds reached"
 BUDGET = "budget spent"
 NOT_TESTED = "not tested"
-STOPS = (DECIDED, NOT_EXTENDED, NO_FIGURE, AT_LIMIT, BUDGET, NOT_TESTED)
+INTERRUPTED = "interrupted before its looks ended"
+STOPS = (DECIDED, NOT_EXTENDED, NO_FIGURE, AT_LIMIT, BUDGET, NOT_TESTED, INTERRUPTED)
+CONTINUING = (BUDGET, NOT_TESTED, INTERRUPTED)
+"""Why looks ended that a later invocation goes on from."""
 
 
 @dataclass
@@ -102,6 +112,8 @@ class Sequential:
     stop: str = ""
     recorded: Recorded | None = None
     """The plan an earlier invocation recorded, which this one continues (None: a new plan)."""
+    selection: dict | None = None
+    """The papers and claim pattern of this invocation, as the file records them."""
 
     @property
     def compute_seconds(self) -> float:
@@ -118,13 +130,16 @@ def until_decided(settings: Settings, profile: str, papers=(), pattern: str | No
     caps the wall time of the runs this invocation adds (default no cap). Where the store holds the
     profile's sequential file, its plan is continued; a `max_seeds` other than its plan's is
     refused (ValueError naming the file and the recorded plan), as is a corrupt or foreign file.
+    The file is written after every look and at the end (`harness.sequential.results.write`).
     """
     recorded = read(settings.store_dir, profile)
     if recorded is not None:
         recorded.check_max_seeds(max_seeds)
     outcome = verify(settings, papers, pattern, [profile], console=console)
-    return _Session(outcome, replace(settings, download=False), profile, max_seeds,
-                    None if budget_minutes is None else 60.0 * budget_minutes, console, recorded).run()
+    session = _Session(outcome, replace(settings, download=False), profile, max_seeds,
+                       None if budget_minutes is None else 60.0 * budget_minutes, console, recorded)
+    session.result.selection = {"papers": list(papers) if papers else None, "claim": pattern}
+    return session.run()
 
 
 def next_seed(seeds: list[int]) -> int:
@@ -142,32 +157,31 @@ class _Session:
         profile_seeds = {e: list(self.catalog.specs[e].spec.profiles[profile].seeds) for e in sorted(experiments)
                          if profile in self.catalog.specs[e].spec.profiles}
         fixed = {v.claim: v for v in outcome.verdicts if v.profile == profile}
-        if recorded is None:
-            limits = {e: default_max_seeds(len(s)) if max_seeds is None else max_seeds
-                      for e, s in profile_seeds.items()}
-            seeds = {e: list(s) for e, s in profile_seeds.items()}
-        else:
-            recorded.check_matches(profile_seeds, [c.id for c in outcome.claims])
-            limits, seeds, max_seeds = dict(recorded.limits), {e: list(s) for e, s in recorded.seeds.items()}, \
-                recorded.max_seeds
+        if recorded is not None:
+            recorded.check_profile_seeds(profile_seeds)
+        limits = {e: _limit(e, s, max_seeds, recorded) for e, s in profile_seeds.items()}
+        seeds = {e: list(recorded.seeds[e] if recorded and e in recorded.seeds else s)
+                 for e, s in profile_seeds.items()}
         tracks = [self._track(loaded, outcome.claims, fixed[loaded.id], profile_seeds, limits, recorded)
                   for loaded in outcome.claims]
-        self.result = Sequential(profile, outcome, tracks, profile_seeds, seeds, limits, max_seeds, budget_seconds,
+        self.result = Sequential(profile, outcome, tracks, profile_seeds, seeds, limits,
+                                 max_seeds if recorded is None else recorded.max_seeds, budget_seconds,
                                  recorded=recorded)
         self._raw: dict[tuple[str, tuple[int, ...], float], Verdict] = {}
         self._wall: dict[tuple[str, str, int], float | None] = {}
+        self._profile_only = {t.claim for t in tracks if recorded is not None and t.claim not in recorded.claims
+                              and fixed[t.claim].status != INCONCLUSIVE}
+        """Claims new to the plan that the profile decided: they never take seeds, so their one look is
+        on the profile's seeds, whatever seeds the plan added to their experiment."""
         if recorded is not None and console is not None:
-            going_on = sum(t.open for t in tracks)
-            console.print(f"continuing the sequential plan recorded in {recorded.path} ({recorded.plan_text()}): "
-                          f"{going_on} {'claim' if going_on == 1 else 'claims'} whose looks stopped for a budget "
-                          "go on from their recorded look; the others keep their recorded verdicts")
+            console.print(_continuing_text(recorded, tracks))
 
     def _track(self, loaded: LoadedClaim, claims: list[LoadedClaim], fixed: Verdict,
                profile_seeds: dict[str, list[int]], limits: dict[str, int], recorded: Recorded | None) -> Track:
         family = loaded.claim.family
         members = [c for c in claims if family and c.claim.family == family and c.paper == loaded.paper] or [loaded]
         experiments = tuple(sorted({m.claim.experiment for m in members} & set(profile_seeds)))
-        if recorded is not None:
+        if recorded is not None and loaded.id in recorded.claims:
             return self._recorded_track(loaded, experiments, fixed, recorded)
         alpha = getattr(loaded.claim.expect.get(self.profile), "alpha", 0.05)
         own = loaded.claim.experiment
@@ -178,8 +192,8 @@ class _Session:
 
     def _recorded_track(self, loaded: LoadedClaim, experiments: tuple[str, ...], fixed: Verdict,
                         recorded: Recorded) -> Track:
-        """The claim's track as the recorded plan left it: open where its looks stopped for a budget,
-        else stopped with its recorded verdict."""
+        """The claim's track as the recorded plan left it: open where its looks go on (they stopped
+        for a budget, an interruption or a look not tested), else stopped with its recorded verdict."""
         entry = recorded.claims[loaded.id]
         track = Track(loaded, loaded.claim.experiment, experiments, entry.looks, fixed, seeds=list(entry.seeds),
                       look=entry.look, stopped="" if entry.continues else entry.stopped)
@@ -198,16 +212,29 @@ class _Session:
             self._restore_added_seeds()
         while True:
             self._look()
-            candidates = [self._candidate(t) for t in result.tracks if t.open]
-            choice = schedule.choose(candidates, {e: self._seed_seconds(e) for e in {c.experiment for c in candidates}},
-                                     result.compute_seconds, result.budget_seconds)
+            self._record()
+            choice = self._choose([self._candidate(t) for t in result.tracks if t.open])
             if choice.experiment is None:
                 for track in result.tracks:
                     if track.open:
                         track.stopped = BUDGET
                 result.stop = choice.stop
+                self._record()
                 return result
             self._add_seed(choice.experiment)
+
+    def _choose(self, candidates: list[schedule.Candidate]) -> schedule.Choice:
+        """The schedule's choice, a next seed costing only its runs that are not stored yet."""
+        missing = {e: self._next_seed_missing(e) for e in sorted({c.experiment for c in candidates})}
+        seconds = {e: sum(self._variant_seconds(e, v) for v in variants) for e, variants in missing.items()}
+        return schedule.choose(candidates, seconds, self.result.compute_seconds, self.result.budget_seconds,
+                               stored={e for e, variants in missing.items() if not variants})
+
+    def _record(self) -> None:
+        """Write where the looks stand to the sequential file (the open ones as interrupted, should
+        the invocation end here)."""
+        from harness.sequential import results
+        results.write(self.result, self.settings.store_dir, self.result.selection)
 
     def _look(self) -> None:
         """Every claim's verdict on the seeds its experiment has now, at its per-look level, with
@@ -222,16 +249,22 @@ class _Session:
             if not track.open:
                 continue
             track.verdict = verdicts[track.claim]
-            track.seeds = list(self.result.seeds.get(track.experiment, []))
+            track.seeds = list(self._seeds_now(track) or [])
             track.look = looks[track.claim]
             track.stopped = self._stop_reason(track)
 
     def _look_now(self, track: Track) -> int:
-        """The look the claim's experiment stands at: 1 on the profile's seeds, one more per added seed."""
+        """The look the claim stands at: 1 on the profile's seeds, one more per seed added to its experiment."""
         experiment = track.experiment
         if experiment not in self.result.profile_seeds:
             return 1
-        return 1 + len(self.result.seeds[experiment]) - len(self.result.profile_seeds[experiment])
+        return 1 + len(self._seeds_now(track)) - len(self.result.profile_seeds[experiment])
+
+    def _seeds_now(self, track: Track) -> list[int] | None:
+        """The seeds the claim is looked at on (None: its experiment has no seeds at the profile)."""
+        if track.claim in self._profile_only:
+            return self.result.profile_seeds.get(track.experiment)
+        return self.result.seeds.get(track.experiment)
 
     def _stop_reason(self, track: Track) -> str:
         verdict = track.verdict
@@ -250,7 +283,7 @@ class _Session:
 
     def _verdict(self, track: Track, level: float) -> Verdict:
         """The claim's verdict at its look's level on its experiment's seeds now (before families)."""
-        seeds = self.result.seeds.get(track.experiment)
+        seeds = self._seeds_now(track)
         key = (track.claim, tuple(seeds or ()), level)
         if key not in self._raw:
             self._raw[key] = verify_claim(self.catalog, _at_level(track.loaded, self.profile, level),
@@ -267,10 +300,13 @@ class _Session:
 
     def _seconds(self, experiment: str, variants) -> float:
         """Measured wall seconds of one seed of the variants and of the variants they refer to."""
+        return sum(self._variant_seconds(experiment, v) for v in self._with_references(experiment, variants))
+
+    def _with_references(self, experiment: str, variants) -> list[str]:
         every = set(variants)
         for variant in variants:
             every |= referenced_variants(self.catalog, experiment, variant, self.profile)
-        return sum(self._variant_seconds(experiment, v) for v in sorted(every))
+        return sorted(every)
 
     def _variant_seconds(self, experiment: str, variant: str) -> float:
         """The mean `wall_seconds` of the variant's stored records over the experiment's seeds."""
@@ -285,15 +321,24 @@ class _Session:
             self._wall[key] = wall_seconds(record)
         return self._wall[key]
 
-    def _seed_seconds(self, experiment: str) -> float:
-        return self._seconds(experiment, self._variants_for_seed(experiment))
+    def _next_seed_missing(self, experiment: str) -> list[str]:
+        """The variants the experiment's next seed runs (and those they refer to) whose records are
+        not in the store."""
+        seed = next_seed(self.result.seeds[experiment])
+        variants = self._with_references(experiment, self._variants_for_seed(experiment))
+        return [v for v in variants if not self._stored(experiment, v, seed)]
+
+    def _stored(self, experiment: str, variant: str, seed: int) -> bool:
+        _, record = self.lookup(experiment, variant, seed, self.profile)
+        return record is not None and record.get("status") in REUSABLE
 
     # --- adding a seed -------------------------------------------------------------------
 
     def _variants_for_seed(self, experiment: str) -> list[str]:
         """The variants the experiment's open claims read, and those of the other claims of their
         families (a family is tested together at every look)."""
-        feeding = [t for t in self.result.tracks if t.open and t.experiment == experiment]
+        feeding = [t for t in self.result.tracks
+                   if t.open and t.experiment == experiment and t.claim not in self._profile_only]
         families = {(t.loaded.paper, t.loaded.claim.family) for t in feeding if t.loaded.claim.family}
         readers = feeding + [t for t in self.result.tracks if t.experiment == experiment and t not in feeding
                              and (t.loaded.paper, t.loaded.claim.family) in families]
@@ -321,6 +366,25 @@ class _Session:
             if any(t.open and t.experiment == experiment for t in self.result.tracks):
                 for seed in seeds[len(self.result.profile_seeds[experiment]):]:
                     self._run_seed(experiment, seed)
+
+
+def _limit(experiment: str, profile_seeds: list[int], max_seeds: int | None, recorded: Recorded | None) -> int:
+    """The experiment's max seeds: the recorded plan's; for an experiment new to it `max_seeds`, else
+    the plan's max seeds, else the default."""
+    if recorded is not None and experiment in recorded.limits:
+        return recorded.limits[experiment]
+    if max_seeds is None and recorded is not None:
+        max_seeds = recorded.max_seeds
+    return default_max_seeds(len(profile_seeds)) if max_seeds is None else max_seeds
+
+
+def _continuing_text(recorded: Recorded, tracks: list[Track]) -> str:
+    going_on = sum(t.open and t.claim in recorded.claims for t in tracks)
+    new = sum(t.claim not in recorded.claims for t in tracks)
+    kept = len(set(recorded.claims) - {t.claim for t in tracks})
+    return (f"continuing the sequential plan recorded in {recorded.path} ({recorded.plan_text()}): "
+            f"recorded claims going on from their recorded look: {going_on}; new to the plan: {new}; the other "
+            f"recorded claims keep their verdicts ({kept} of them not selected now)")
 
 
 def _at_level(loaded: LoadedClaim, profile: str, alpha: float) -> LoadedClaim:

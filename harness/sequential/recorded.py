@@ -6,15 +6,18 @@ their levels α_j, α spent by each. A later invocation that recomputed the plan
 spend a fresh α on seeds whose looks have already spent part of it. So a later invocation of the
 same profile reads the recorded plan (the experiments' max seeds, every claim's looks and
 levels, the seeds added so far, where each claim's looks stopped) and goes on from there: claims
-whose looks ended for a budget continue with the next look; decided claims, claims at their max
-seeds, claims with no finite figure of the seeds that would decide them and fixed-n verdicts not
-extended keep their recorded verdicts. A `--max-seeds` other than the recorded plan's is refused
-(naming the file and the recorded plan), as are a selection of other claims, a profile whose seeds
-changed and a file this rule did not write; to start a new plan, remove the file, knowing its
-looks then start again at look 1 with a fresh α.
+whose looks ended for a budget, were interrupted or were not tested continue with the next look;
+decided claims, claims at their max seeds, claims with no finite figure of the seeds that would
+decide them and fixed-n verdicts not extended keep their recorded verdicts.
 
-A file that is not JSON, lacks a field or holds one of the wrong type is reported as
-`<file>: <field>: <problem>`.
+The file only grows: claims the invocation does not select keep their recorded entries unchanged
+(as do experiments none of its claims read), and claims new to the plan join it. A `--max-seeds`
+other than the recorded plan's is refused (naming the file and the recorded plan), as are a
+profile whose seeds changed and a file this rule did not write; to start a new plan, remove the
+file, knowing its looks then start again at look 1 with a fresh α.
+
+A file that cannot be read, is not JSON, lacks a field or holds one of the wrong type is reported
+as `<file>: <field>: <problem>`, and never overwritten.
 """
 from __future__ import annotations
 
@@ -49,9 +52,15 @@ class RecordedClaim:
 
     @property
     def continues(self) -> bool:
-        """Its looks go on in a later invocation (they ended for a budget)."""
-        from harness.sequential.driver import BUDGET
-        return self.stopped == BUDGET
+        """Its looks go on in a later invocation (they ended for a budget, an interruption, or a
+        look that could not be tested)."""
+        from harness.sequential.driver import CONTINUING
+        return self.stopped in CONTINUING
+
+    @property
+    def spent(self) -> float:
+        """α(t_j) at the look it stands at."""
+        return self.looks.spent_at(self.look)
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,8 @@ class Recorded:
     seeds: dict[str, list[int]]
     limits: dict[str, int]
     claims: dict[str, RecordedClaim]
+    entries: dict[str, dict[str, Any]]
+    """Each claim's entry as the file holds it (written back unchanged where it is not selected)."""
     selection: dict[str, Any]
     compute_seconds: float
     runs: dict[str, int]
@@ -83,18 +94,13 @@ class Recorded:
                          "have spent part of α (omit --max-seeds, or give the recorded one); to start a new plan "
                          "remove the file: its looks then start again at look 1 with a fresh α")
 
-    def check_matches(self, profile_seeds: dict[str, list[int]], claims: list[str]) -> None:
-        """The profile's seeds and the selected claims are those of the recorded plan."""
-        if profile_seeds != self.profile_seeds:
-            raise ValueError(f"{self.path}: experiments: the recorded plan's profile seeds "
-                             f"{self.profile_seeds} are not the profile's now, {profile_seeds}; remove the file to "
-                             "start a new plan")
-        if set(claims) != set(self.claims):
-            missing, extra = sorted(set(self.claims) - set(claims)), sorted(set(claims) - set(self.claims))
-            raise ValueError(f"{self.path}: claims: the recorded plan covers other claims than this selection "
-                             f"(recorded selection {self.selection or 'all'}; not selected now: "
-                             f"{', '.join(missing) or 'none'}; not in the plan: {', '.join(extra) or 'none'}); "
-                             "select the recorded claims to continue it, or remove the file to start a new plan")
+    def check_profile_seeds(self, profile_seeds: dict[str, list[int]]) -> None:
+        """The experiments of the plan that the selection reads still have the recorded profile seeds."""
+        for experiment in sorted(set(profile_seeds) & set(self.profile_seeds)):
+            if profile_seeds[experiment] != self.profile_seeds[experiment]:
+                raise ValueError(f"{self.path}: experiments.{experiment}.profile_seeds: the recorded plan's profile "
+                                 f"seeds {self.profile_seeds[experiment]} are not the profile's now, "
+                                 f"{profile_seeds[experiment]}; remove the file to start a new plan")
 
 
 def read(store_dir: Path, profile: str) -> Recorded | None:
@@ -102,11 +108,18 @@ def read(store_dir: Path, profile: str) -> Recorded | None:
     path = path_for(store_dir, profile)
     if not path.exists():
         return None
+    return _Reader(path).recorded(read_json(path), profile)
+
+
+def read_json(path: Path) -> Any:
+    """The file's JSON; a file that cannot be read or is not JSON is an error naming it."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ValueError(f"{path}: <document>: cannot be read ({error.strerror or error}); it is left as it "
+                         "is: restore it, or move it aside to start a new plan") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path}: <document>: not a sequential file (not JSON: {error})") from None
-    return _Reader(path).recorded(data, profile)
 
 
 class _Reader:
@@ -153,12 +166,14 @@ class _Reader:
             limits[experiment] = self.get(entry, where, "max_seeds", int)
             if seeds[experiment][:len(profile_seeds[experiment])] != profile_seeds[experiment]:
                 raise self.fail(where + ("seeds",), "do not begin with the profile's seeds")
-        claims = {}
+        claims, entries = {}, {}
         for i, entry in enumerate(self.get(data, (), "claims", list)):
             claim = self._claim(entry, ("claims", i), profile_seeds, limits)
-            claims[claim.claim] = claim
+            if claim.claim in claims:
+                raise self.fail(("claims", i, "claim"), f"claim {claim.claim!r} is recorded twice")
+            claims[claim.claim], entries[claim.claim] = claim, entry
         runs = self.get(data, (), "runs", dict)
-        return Recorded(self.path, profile, max_seeds, profile_seeds, seeds, limits, claims,
+        return Recorded(self.path, profile, max_seeds, profile_seeds, seeds, limits, claims, entries,
                         self.get(data, (), "selection", dict), float(self.get(data, (), "compute_seconds", float)),
                         {k: self.get(runs, ("runs",), k, int) for k in ("ran", "reused", "failed")},
                         self.get(data, (), "invocations", int))

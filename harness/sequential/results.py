@@ -6,17 +6,23 @@ replace the fixed-n verdicts or the baselines. The file records the plan as well
 experiment's max seeds and seeds so far, and per claim its planned looks (each look's seeds, its
 level α_j and the α spent by it), the look it stands at and the α spent so far; a later
 `--until-decided` invocation reads it back and continues it (`harness.sequential.recorded`).
+
+The file only grows: a write keeps the entries of the recorded claims and experiments the
+invocation did not select, and refuses to lower any recorded claim's seeds, look or α spent. It
+is written whole to a temporary file that then replaces it, so an interrupted write leaves the
+file as it was.
 """
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from harness.sequential import boundary, rule
-from harness.sequential.driver import NOT_EXTENDED, Sequential, Track
-from harness.sequential.recorded import path_for
+from harness.sequential.driver import INTERRUPTED, NOT_EXTENDED, Sequential, Track
+from harness.sequential.recorded import Recorded, RecordedClaim, path_for, read_json
 from harness.store import json_safe
 
 
@@ -38,11 +44,31 @@ def to_dict(result: Sequential, selection: dict[str, Any] | None = None) -> dict
         "budget_minutes": None if result.budget_seconds is None else result.budget_seconds / 60.0,
         "compute_seconds": result.compute_seconds + (0.0 if earlier is None else earlier.compute_seconds),
         "runs": runs,
-        "stop": result.stop,
-        "experiments": {e: {"profile_seeds": result.profile_seeds[e], "seeds": result.seeds[e],
-                            "max_seeds": result.limits[e]} for e in result.seeds},
-        "claims": [_claim(track) for track in result.tracks],
+        "stop": result.stop or INTERRUPTED,
+        "experiments": {**_earlier_experiments(earlier), **_experiments(result)},
+        "claims": _claims(result.tracks, earlier),
     })
+
+
+def _experiments(result: Sequential) -> dict[str, Any]:
+    return {e: {"profile_seeds": result.profile_seeds[e], "seeds": result.seeds[e], "max_seeds": result.limits[e]}
+            for e in result.seeds}
+
+
+def _earlier_experiments(earlier: Recorded | None) -> dict[str, Any]:
+    if earlier is None:
+        return {}
+    return {e: {"profile_seeds": earlier.profile_seeds[e], "seeds": earlier.seeds[e], "max_seeds": earlier.limits[e]}
+            for e in earlier.seeds}
+
+
+def _claims(tracks: list[Track], earlier: Recorded | None) -> list[dict[str, Any]]:
+    """The recorded claims in their recorded order (those not selected now unchanged), then the
+    claims new to the plan."""
+    now = {track.claim: _claim(track) for track in tracks}
+    recorded = {} if earlier is None else earlier.entries
+    return [now.get(claim, entry) for claim, entry in recorded.items()] + \
+        [entry for claim, entry in now.items() if claim not in recorded]
 
 
 def _claim(track: Track) -> dict[str, Any]:
@@ -53,7 +79,7 @@ def _claim(track: Track) -> dict[str, Any]:
         "status": verdict.status, "reason": verdict.reason, "expectation": verdict.expectation,
         "seeds": track.seeds, "looks": track.look, "planned_looks": track.looks.planned,
         "alpha": track.looks.alpha, "alpha_at_look": track.level, "alpha_spent": track.spent,
-        "stopped": track.stopped, "power": verdict.power,
+        "stopped": track.stopped or INTERRUPTED, "power": verdict.power,
         "plan": {"alpha": track.looks.alpha,
                  "looks": [{"look": j, "seeds": n, "level": level, "spent": spent} for j, (n, level, spent)
                            in enumerate(zip(track.looks.seeds, track.looks.levels, track.looks.spent), start=1)]},
@@ -61,15 +87,60 @@ def _claim(track: Track) -> dict[str, Any]:
 
 
 def write(result: Sequential, store_dir: Path, selection: dict[str, Any] | None = None) -> Path:
+    """Write the file (it only grows: ValueError where it would lower what the recorded plan holds)."""
     path = path_for(store_dir, result.profile)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(to_dict(result, selection), indent=1) + "\n", encoding="utf-8")
+    data = to_dict(result, selection)
+    if result.recorded is not None:
+        check_grows(result.recorded, data)
+    replace_atomically(path, json.dumps(data, indent=1) + "\n")
     return path
 
 
+def check_grows(earlier: Recorded, data: dict[str, Any]) -> None:
+    """Every recorded claim is still there with no fewer seeds, no earlier look and no less α
+    spent, on the same plan; every experiment keeps its seeds."""
+    claims = {c["claim"]: c for c in data["claims"]}
+    for claim, before in earlier.claims.items():
+        after = claims.get(claim)
+        problem = "dropped" if after is None else _lowered(before, after)
+        if problem:
+            raise ValueError(f"{earlier.path}: claims: {claim}: not written, it would be {problem}; "
+                             "the file only grows")
+    for experiment, seeds in earlier.seeds.items():
+        if not set(seeds) <= set(data["experiments"].get(experiment, {}).get("seeds", [])):
+            raise ValueError(f"{earlier.path}: experiments.{experiment}.seeds: not written, seeds {seeds} would be "
+                             "dropped; the file only grows")
+
+
+def _lowered(before: RecordedClaim, after: dict[str, Any]) -> str:
+    if not set(before.seeds) <= set(after["seeds"]):
+        return f"dropping seeds ({before.seeds} recorded, {after['seeds']} now)"
+    if after["looks"] < before.look:
+        return f"set back to look {after['looks']} from look {before.look}"
+    if after["alpha_spent"] < before.spent:
+        return f"spending less α ({after['alpha_spent']:.4g}) than recorded ({before.spent:.4g})"
+    if [look["level"] for look in after["plan"]["looks"]] != list(before.looks.levels):
+        return "given another plan"
+    return ""
+
+
+def replace_atomically(path: Path, text: str) -> None:
+    """Write `text` to a temporary file beside `path` (this process's own), then rename it over `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
 def load(store_dir: Path, profile: str) -> dict[str, Any] | None:
+    """The file's content (None where there is none); one that cannot be read or is not JSON is an
+    error naming it."""
     path = path_for(store_dir, profile)
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    return read_json(path) if path.exists() else None
 
 
 def added_seeds(claim: dict[str, Any], data: dict[str, Any]) -> int:

@@ -1,7 +1,7 @@
 """Which experiment gets the next seed: the cheapest decision first, within the budget left."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 NOTHING_LEFT = "no undecided claim left that another seed can decide"
@@ -44,12 +44,18 @@ class Choice:
 
 
 def choose(candidates: Sequence[Candidate], seed_seconds: Mapping[str, float], spent: float,
-           budget: float | None) -> Choice:
+           budget: float | None, stored: Collection[str] = ()) -> Choice:
     """The experiment of the cheapest decision whose next seed (`seed_seconds` of its experiment)
-    fits in what is left of the budget (seconds; None: no limit)."""
+    fits in what is left of the budget (seconds; None: no limit). A next seed whose runs are all
+    in the store (its experiment in `stored`) costs nothing and always fits."""
     if not candidates:
         return Choice(None, NOTHING_LEFT)
     for candidate in rank(candidates):
-        if budget is None or spent + seed_seconds[candidate.experiment] <= budget:
+        if fits(candidate.experiment, seed_seconds, spent, budget, stored):
             return Choice(candidate.experiment)
     return Choice(None, BUDGET)
+
+
+def fits(experiment: str, seed_seconds: Mapping[str, float], spent: float, budget: float | None,
+         stored: Collection[str]) -> bool:
+    return budget is None or experiment in stored or spent + seed_seconds[experiment] <= budget
