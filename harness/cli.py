@@ -25,7 +25,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     return Settings.from_env(root, store_dir=Path(args.store) if getattr(args, "store", None) else None,
                              data_dir=Path(args.data) if getattr(args, "data", None) else None,
                              device=getattr(args, "device", None), workers=workers, executor=executor,
-                             threads=getattr(args, "threads", None), ray_address=address)
+                             threads=getattr(args, "threads", None), ray_address=address,
+                             allowed_policy_paths=[Path(p) for p in args.allow_policy_path])
 
 
 def _selection(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +59,8 @@ def _until_decided(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-seeds", type=int, help="with --until-decided: at most this many seeds per experiment "
                                                       "(default twice the profile's)")
     parser.add_argument("--budget", type=float, help="with --until-decided: minutes of wall time the runs this "
-                                                     "invocation adds may take (default no limit)")
+                                                     "invocation adds may take (default no limit); seeds whose runs "
+                                                     "are already in the store cost nothing")
 
 
 def cmd_validate(args) -> int:
@@ -231,7 +233,7 @@ def _verify_until_decided(args) -> int:
     settings = _settings(args)
     result = until_decided(settings, profiles[0], args.paper, args.claim, args.max_seeds, args.budget, console)
     print_verdicts(result.outcome.verdicts, console)
-    path = results.write(result, settings.store_dir, {"papers": args.paper, "claim": args.claim})
+    path = results.write(result, settings.store_dir, result.selection)
     print_sequential(results.load(settings.store_dir, profiles[0]), console)
     console.print(f"wrote {path}")
     statuses = {track.verdict.status for track in result.tracks} | {track.fixed.status for track in result.tracks}
@@ -396,6 +398,9 @@ def cmd_audit(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fedclaims", description=__doc__)
     parser.add_argument("--root", help="project folder holding claims/ and specs/ (default: found from here)")
+    parser.add_argument("--allow-policy-path", action="append", default=[], metavar="DIR",
+                        help="a folder (or file) outside the project whose policy files specs may run (repeatable; "
+                             "adds to $FEDCLAIMS_ALLOW_POLICY_PATHS); files inside the project always may")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("validate", help="check every claim and spec file, and that every claim can PASS and FAIL at "
                                     "some number of seeds (listing those whose profile has too few)"

@@ -6,10 +6,17 @@ control whose budget is the audited run's realised mean capacity in the same see
 to its record, resolved in a second wave). Runs go through the same planning, keys, store and
 executors as claims, so a re-audit reuses every record whose code, config and data are unchanged,
 and editing the policy's source re-runs its records.
+
+The policy is the user's own choice: a file named on the command line (relative to the working
+directory, as any path typed there) may run wherever it lies, and is checked, by loading it,
+before any data set is fetched. Its runs name it by its path from the project folder, so their
+keys hold no absolute path of this machine.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -21,8 +28,9 @@ from harness.fetching import fetch_data
 from harness.planning import plan_variants
 from harness.provenance import git_commit
 from harness.schema.spec import Variant
-from harness.settings import Settings
+from harness.settings import Settings, policy_scope, policy_scope_of
 from harness.store import ResultStore
+from methods.federated.registry import policy_file, resolve_policy
 
 FEDERATIONS = {"cifar10": "hasfl-cifar10", "emnist": "hasfl-emnist", "shakespeare": "hasfl-shakespeare"}
 DEFAULT_FEDERATIONS = ("cifar10", "emnist")
@@ -90,9 +98,9 @@ class Audit:
                 "federations": [f.to_dict() for f in self.federations]}
 
 
-def audit_spec(base: LoadedSpec, policy: str) -> LoadedSpec:
+def audit_spec(base: LoadedSpec, policy: str, label: str | None = None) -> LoadedSpec:
     """The HAS-FL experiment of one federation with the audited policy and its three controls."""
-    variants = {AUDITED: Variant(label=policy, config={"federation": {"policy": policy}})}
+    variants = {AUDITED: Variant(label=label or policy, config={"federation": {"policy": policy}})}
     variants |= {name: Variant(label=name, config={"federation": settings}) for name, settings in CONTROLS.items()}
     spec = base.spec.model_copy(update={"experiment": f"audit-{base.spec.experiment}", "variants": variants,
                                         "figures": []})
@@ -140,9 +148,36 @@ def _analyse(federation: FederationAudit, records: dict[str, dict[int, dict]], m
         federation.capacity[variant] = f"{sum(means) / len(means):.3f}"
 
 
+def check_command_line_policy(policy: str) -> None:
+    """Load `policy` as typed (a file: relative to the working directory, allowed wherever it
+    lies); raise UnknownPolicy if it cannot be."""
+    named = policy_file(policy)
+    with policy_scope(Path.cwd(), [Path(named[0])] if named else []):
+        resolve_policy(policy)
+
+
+def as_project_policy(policy: str, settings: Settings) -> tuple[str, Settings]:
+    """The policy as the project's specs would name it, and settings that allow it: a policy
+    file given on the command line is named by its path from the project folder."""
+    named = policy_file(policy)
+    if named is None:
+        return policy, settings
+    file = Path(named[0]).resolve()
+    relative = Path(os.path.relpath(file, settings.root.resolve())).as_posix()
+    return f"{relative}:{named[1]}", replace(settings, allowed_policy_paths=(*settings.allowed_policy_paths, file))
+
+
 def run_audit(settings: Settings, policy: str, profile: str, federations: list[str], margin: float = DEFAULT_MARGIN,
               console: Console | None = None) -> Audit:
-    console = console or Console(stderr=True)
+    """Audit `policy` (raises UnknownPolicy, before fetching anything, if it cannot be loaded)."""
+    check_command_line_policy(policy)
+    audited, settings = as_project_policy(policy, settings)
+    with policy_scope_of(settings):
+        return _audit(settings, audited, policy, profile, federations, margin, console or Console(stderr=True))
+
+
+def _audit(settings: Settings, policy: str, label: str, profile: str, federations: list[str], margin: float,
+           console: Console) -> Audit:
     shipped = load_catalog(settings.claims_dir, settings.specs_dir, settings.root)
     catalog = Catalog()
     for name in federations:
@@ -150,13 +185,13 @@ def run_audit(settings: Settings, policy: str, profile: str, federations: list[s
         if profile not in base.spec.profiles:
             raise ValueError(f"experiment {base.spec.experiment} has no profile {profile!r}; "
                              f"profiles: {', '.join(base.spec.profiles)}")
-        loaded = audit_spec(base, policy)
+        loaded = audit_spec(base, policy, label)
         catalog.specs[loaded.spec.experiment] = loaded
     store = ResultStore(settings.store_dir)
     needed = {name: loaded.kind.datasets(loaded.resolve("heterofl", profile)) for name, loaded in catalog.specs.items()}
     data = fetch_data(sorted({d for names in needed.values() for d in names}), settings, console)
     settings = replace(settings, download=False)  # runs read only what was fetched above
-    audit = Audit(policy, profile, git_commit(settings.root), margin, [])
+    audit = Audit(label, profile, git_commit(settings.root), margin, [])
     for name in federations:
         experiment = f"audit-{FEDERATIONS[name]}"
         federation = FederationAudit(name, experiment, list(catalog.specs[experiment].spec.profiles[profile].seeds))

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import typing
 from dataclasses import fields
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 import torch
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
 
 from harness.datasets.locations import DataLocations
 from harness.datasets.registry import load_dataset
@@ -18,6 +18,7 @@ from harness.runners.references import MetricOf
 from methods.costs import width_cost_table
 from methods.federated import (ClientData, FederatedDataset, FederationConfig, draw_capacity_caps,
                                equal_share_caps, run_federation)
+from methods.federated.registry import resolve_policy
 from methods.partition import (client_tv_distances, dirichlet_partition, iid_partition,
                                label_restricted_partition, subsample_per_client)
 
@@ -55,10 +56,17 @@ class CapsConfig(BaseModel):
     probabilities: list[float] | None = Field(default=[0.35, 0.25, 0.2, 0.2], min_length=1)
 
 
+def _known_policy(name: str) -> str:
+    resolve_policy(name)
+    return name
+
+
 def _federation_model() -> type[BaseModel]:
-    """A strict pydantic mirror of methods' FederationConfig, for located validation errors."""
+    """A strict pydantic mirror of methods' FederationConfig, for located validation errors (the
+    policy checked on its own, so that its problem is placed at `federation.policy`)."""
     hints = typing.get_type_hints(FederationConfig)
     definitions = {f.name: (hints[f.name], f.default) for f in fields(FederationConfig)}
+    definitions["policy"] = (Annotated[str, AfterValidator(_known_policy)], FederationConfig.policy)
     definitions["budget"] = (float | MetricOf | None, None)
     definitions["tiers"] = (list[float], list(FederationConfig.tiers))
     return create_model("Federation", __config__=ConfigDict(extra="forbid"), **definitions)
