@@ -3,10 +3,12 @@
 Executors: `local` (in this process, one run after another), `processes` (a pool of
 worker processes, each with its own thread budget), `ray` (tasks on a Ray cluster, if
 installed: `harness.ray_executor`). Records are written by this process only, as each run
-finishes, so an interrupted set of runs resumes where it stopped. A run that raises becomes
-an ERROR record and the others go on; a run whose data set is unavailable becomes an
-`unavailable` record. A worker whose code or libraries differ from the ones the run's key
-was computed from makes an ERROR record instead of a record under a key that misdescribes it.
+finishes, so an interrupted set of runs resumes where it stopped. This process holds each
+run's lock (`harness.runlocks`) while the run executes, wherever it executes, so invocations
+sharing a store run each missing run once. A run that raises becomes an ERROR record and the
+others go on; a run whose data set is unavailable becomes an `unavailable` record. A worker
+whose code or libraries differ from the ones the run's key was computed from makes an ERROR
+record instead of a record under a key that misdescribes it.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
+from itertools import islice
 from multiprocessing import get_context
 from typing import Any
 
@@ -28,6 +31,7 @@ from harness.kinds import KINDS
 from harness.numerics import numerics
 from harness.planning import RunRequest, run_code
 from harness.provenance import library_versions, machine
+from harness.runlocks import RunClaims, lock_room
 from harness.runners.context import RunContext
 from harness.settings import Settings
 from harness.store import ResultStore
@@ -40,6 +44,8 @@ class ExecutionSummary:
     """What happened to the distinct runs of one invocation, over all its dependency waves."""
 
     reused: int = 0
+    run_elsewhere: int = 0
+    """Of the reused, those another invocation on the same store ran while this one waited."""
     ran: int = 0
     failed: int = 0
     unavailable: int = 0
@@ -52,8 +58,9 @@ class ExecutionSummary:
         return self.reused + self.ran + self.failed + self.unavailable
 
     def text(self) -> str:
+        elsewhere = f"; {self.run_elsewhere} of the reused run by another invocation" if self.run_elsewhere else ""
         return (f"{self.total} runs: {self.reused} reused, {self.ran} run, {self.failed} failed, "
-                f"{self.unavailable} without data; {self.seconds:.1f} s")
+                f"{self.unavailable} without data; {self.seconds:.1f} s{elsewhere}")
 
 
 def _context(settings: dict[str, Any], progress: Callable[[float, str], None] | None = None) -> RunContext:
@@ -144,7 +151,8 @@ def execute(requests: Iterable[RunRequest], store: ResultStore, settings: Settin
     """Make sure every request has a record in the store; return what was done.
 
     Passing the summary of an earlier wave adds this wave to it; a run it already counted
-    is not counted again.
+    is not counted again. A run another invocation on the same store is running is waited
+    for, not repeated.
     """
     console = console or Console(stderr=True)
     summary = summary if summary is not None else ExecutionSummary()
@@ -161,33 +169,57 @@ def execute(requests: Iterable[RunRequest], store: ResultStore, settings: Settin
     if todo:
         if settings.executor not in EXECUTORS:
             raise ValueError(f"unknown executor {settings.executor!r}; valid: {', '.join(EXECUTORS)}")
-        runner = {"local": _execute_local, "processes": _execute_pool, "ray": _execute_ray}[settings.executor]
+        store.check()
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=False) as progress:
-            task = progress.add_task(f"running {len(todo)} runs ({summary.reused} reused)", total=len(todo))
-
-            def finished(request: RunRequest, record: dict[str, Any]) -> None:
-                store.put(record)
-                status = record["status"]
-                if status == "ok":
-                    summary.ran += 1
-                elif status == "unavailable":
-                    summary.unavailable += 1
-                else:
-                    summary.failed += 1
-                    console.print(f"[red]ERROR[/red] {request.label}: {record['error']['message']}")
-                progress.advance(task)
-
-            try:
-                runner(todo, settings, progress, task, finished)
-            except KeyboardInterrupt:
-                done = summary.ran + summary.failed + summary.unavailable
-                console.print(f"[yellow]interrupted[/yellow]: {done} of {len(todo)} runs finished and stored; "
-                              "run the same command again to resume")
-                raise
+            _run_todo(todo, store, settings, console, summary, progress)
     summary.seconds += time.time() - started
     summary.events = list(store.events)
     return summary
+
+
+def _run_todo(todo: list[RunRequest], store: ResultStore, settings: Settings, console: Console,
+              summary: ExecutionSummary, progress: Progress) -> None:
+    """Run the missing runs this invocation can claim, then those other invocations held and left unrun."""
+    runner = {"local": _execute_local, "processes": _execute_pool, "ray": _execute_ray}[settings.executor]
+    task = progress.add_task(f"running {len(todo)} runs ({summary.reused} reused)", total=len(todo))
+
+    def stored_elsewhere(request: RunRequest) -> None:
+        summary.reused += 1
+        summary.run_elsewhere += 1
+        progress.advance(task)
+
+    claims = RunClaims(store, stored_elsewhere)
+
+    def finished(request: RunRequest, record: dict[str, Any]) -> None:
+        store.put(record)
+        claims.release(request.key)
+        status = record["status"]
+        if status == "ok":
+            summary.ran += 1
+        elif status == "unavailable":
+            summary.unavailable += 1
+        else:
+            summary.failed += 1
+            console.print(f"[red]ERROR[/red] {request.label}: {record['error']['message']}")
+        progress.advance(task)
+
+    pending = todo
+    try:
+        while pending:
+            runner(claims.claimed(pending), settings, progress, task, finished)
+            if claims.deferred:
+                count = len(claims.deferred)
+                console.print(f"{count} run{' is' if count == 1 else 's are'} being run by another invocation on "
+                              "this store; waiting for them")
+            pending = claims.await_deferred(lambda text: progress.update(task, description=text))
+    except KeyboardInterrupt:
+        done = summary.ran + summary.failed + summary.unavailable
+        console.print(f"[yellow]interrupted[/yellow]: {done} of {len(todo)} runs finished and stored; "
+                      "run the same command again to resume")
+        raise
+    finally:
+        claims.release_all()
 
 
 def _execute_local(todo, settings, progress, task, finished) -> None:
@@ -202,19 +234,29 @@ def _execute_local(todo, settings, progress, task, finished) -> None:
 
 
 def _execute_pool(todo, settings, progress, task, finished) -> None:
+    """Runs in a pool of worker processes; a run is drawn from `todo` (and so claimed) only when
+    the pool can start it soon: at most twice as many runs in flight as workers."""
     options = _settings_dict(settings)
-    pool = ProcessPoolExecutor(max_workers=max(1, settings.workers), mp_context=get_context("spawn"))
+    workers = max(1, settings.workers)
+    window = lock_room(2 * workers)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
     pending: dict[Future, RunRequest] = {}
-    try:
-        for request in todo:
+    queue = iter(todo)
+
+    def submit_more() -> None:
+        for request in islice(queue, window - len(pending)):
             pending[pool.submit(run_request, asdict(request), options)] = request
+
+    try:
+        submit_more()
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 request = pending.pop(future)
                 finished(request, future.result())
-                running = [r.label for r in pending.values()][: max(1, settings.workers)]
-                progress.update(task, description=", ".join(running) or "done")
+            submit_more()
+            running = [r.label for r in pending.values()][:workers]
+            progress.update(task, description=", ".join(running) or "done")
     except BaseException:
         for future in pending:
             future.cancel()

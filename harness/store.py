@@ -1,9 +1,10 @@
 """Content-addressed results store: one JSON record per run, written atomically.
 
 A record is found by its key, a hash of everything that determines its result.
-A record that cannot be read, whose checksum does not match its content, or that
-sits under the wrong key is corrupt: it is moved aside (never deleted), reported,
-and its run is recomputed.
+A record that cannot be read, whose checksum does not match its content, that sits
+under the wrong key, or that lacks a field a reader needs is corrupt: it is moved
+aside (never deleted), reported, and its run is recomputed. One bad record never
+stops a command.
 """
 from __future__ import annotations
 
@@ -19,6 +20,16 @@ from typing import Any
 
 RECORD_FORMAT = 1
 REUSABLE = ("ok",)
+STATUSES = ("ok", "error", "unavailable")
+MAX_DEPTH = 64
+"""Deepest nesting a record may have; records nest about six levels, so deeper is damage."""
+FIELD_TYPES: dict[str, type] = {"experiment": str, "variant": str, "seed": int, "profile": str, "kind": str,
+                                "config": dict, "status": str}
+"""Fields every record has, with their JSON types (format, key and checksum are checked apart)."""
+
+
+class CorruptRecord(ValueError):
+    """The bytes of a record file are not a valid record; the message says why."""
 
 
 def json_safe(value: Any) -> Any:
@@ -49,6 +60,135 @@ def _checksum(record: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(body).encode()).hexdigest()
 
 
+def _reject_constant(name: str) -> float:
+    raise CorruptRecord(f"unreadable (non-finite number {name})")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise CorruptRecord(f"unreadable (number {text[:40]} is beyond a float's range)")
+    return value
+
+
+def _loaded(data: bytes) -> Any:
+    """The JSON value in a record file's bytes: finite numbers only (json.loads takes NaN, Infinity, 1e999)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CorruptRecord(f"unreadable (not UTF-8 text: {error})") from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise CorruptRecord("unreadable (nested too deeply to parse)") from None
+    except CorruptRecord:
+        raise
+    except ValueError as error:
+        raise CorruptRecord(f"unreadable ({error.__class__.__name__}: {error})") from None
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _is(value: Any, kind: type) -> bool:
+    return isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+
+
+def _field_problem(record: dict[str, Any]) -> str | None:
+    """What a reader of this record's fields would trip over, if anything."""
+    for name, kind in FIELD_TYPES.items():
+        if name not in record:
+            return f"no {name!r} field"
+        if not _is(record[name], kind):
+            return f"field {name!r} is a {type(record[name]).__name__}, not a {kind.__name__}"
+    status = record["status"]
+    if status not in STATUSES:
+        return f"status {status!r} is none of {', '.join(STATUSES)}"
+    return _outcome_problem(status, record.get("result"), record.get("error")) or _provenance_problem(
+        record.get("provenance", {}))
+
+
+def _outcome_problem(status: str, result: Any, error: Any) -> str | None:
+    if status == "ok" and not _is(result, dict) or result is not None and not _is(result, dict):
+        return f"the result of a record with status {status!r} is a {type(result).__name__}"
+    has_message = _is(error, dict) and _is(error.get("message"), str)
+    if not has_message and (status == "error" or error is not None):
+        return f"the error of a record with status {status!r} is not an object with a message"
+    return None
+
+
+def _provenance_problem(provenance: Any) -> str | None:
+    if not _is(provenance, dict):
+        return f"its provenance is a {type(provenance).__name__}, not an object"
+    if not (provenance.get("numerics") is None or _is(provenance["numerics"], dict)):
+        return "its provenance's numerics is not an object"
+    seconds = provenance.get("wall_seconds")
+    if seconds is not None and not (_is(seconds, int) or _is(seconds, float)):
+        return f"its provenance's wall_seconds is a {type(seconds).__name__}, not a number"
+    return None
+
+
+def _problem(record: Any, key: str) -> str | None:
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    if _depth(record) > MAX_DEPTH:
+        return f"nested deeper than {MAX_DEPTH} levels"
+    if not _is(record.get("format"), int) or record["format"] != RECORD_FORMAT:
+        return f"record format {record.get('format')!r}, expected {RECORD_FORMAT}"
+    if not _is(record.get("key"), str) or record["key"] != key:
+        return f"holds key {record.get('key')!r}"
+    if record.get("checksum") != _checksum(record):
+        return "checksum does not match the content"
+    return _field_problem(record)
+
+
+def parse_record(data: bytes, key: str) -> dict[str, Any]:
+    """The record of `key` in a record file's bytes; CorruptRecord if they are not one."""
+    record = _loaded(data)
+    problem = _problem(record, key)
+    if problem is not None:
+        raise CorruptRecord(problem)
+    return record
+
+
+def _identity(status: os.stat_result) -> tuple[int, int]:
+    return status.st_dev, status.st_ino
+
+
+def _read(path: Path) -> tuple[bytes, tuple[int, int]]:
+    """A file's bytes and the identity of the file they were read from."""
+    with open(path, "rb") as handle:
+        return handle.read(), _identity(os.fstat(handle.fileno()))
+
+
+def _replaced_since(path: Path, identity: tuple[int, int] | None) -> bool:
+    """Whether the file read (of this identity) is no longer at path: moved aside, or replaced by a new record."""
+    try:
+        return identity is not None and _identity(os.stat(path)) != identity
+    except FileNotFoundError:
+        return True
+
+
+def _renamed(path: Path, target: Path) -> bool:
+    """Rename path to target; False if path is gone (another process renamed it first)."""
+    try:
+        os.replace(path, target)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _nearest_existing(path: Path) -> Path:
+    return next(p for p in (path, *path.parents) if p.exists() or p.is_symlink())
+
+
 @dataclass
 class ResultStore:
     root: Path
@@ -60,41 +200,70 @@ class ResultStore:
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
+    def lock_path(self, key: str) -> Path:
+        """The file whose flock an invocation holds while it computes this key's run (harness.runlocks)."""
+        return self.root / "locks" / key[:2] / f"{key}.lock"
+
+    def check(self) -> None:
+        """Raise ValueError, saying why, if records cannot be written under root; creates nothing.
+
+        Call it before any run starts: a store that cannot be written would lose every result."""
+        root = self.root
+        if root.is_dir():
+            if not os.access(root, os.W_OK | os.X_OK):
+                raise ValueError(f"results store {root} is not writable; pass a folder you can write with --store")
+            return
+        if root.is_symlink() and not root.exists():
+            raise ValueError(f"results store {root} is a link to {os.readlink(root)}, which does not exist; "
+                             "pass a folder with --store")
+        if root.exists():
+            raise ValueError(f"results store {root} is a file, not a folder; pass a folder with --store")
+        ancestor = _nearest_existing(root.parent)
+        if not ancestor.is_dir():
+            raise ValueError(f"results store {root} cannot be created: {ancestor} is a file, not a folder; "
+                             "pass a folder with --store")
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            raise ValueError(f"results store {root} cannot be created: {ancestor} is not writable; "
+                             "pass a folder with --store")
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The record under `key`, or None if absent or corrupt (then moved aside and reported)."""
         path = self.path(key)
-        if not path.exists():
+        try:
+            data, identity = _read(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as error:
+            self._move_aside(path, f"unreadable ({error.__class__.__name__}: {error})", None)
             return None
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            problem = self._problem(record, key)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            problem = f"unreadable ({error.__class__.__name__}: {error})"
-        if problem is None:
-            return record
-        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}")
-        os.replace(path, aside)
-        self.events.append(f"corrupt record {path} ({problem}); moved to {aside.name} and recomputed")
-        return None
+            return parse_record(data, key)
+        except CorruptRecord as problem:
+            self._move_aside(path, str(problem), identity)
+            return None
 
-    @staticmethod
-    def _problem(record: Any, key: str) -> str | None:
-        if not isinstance(record, dict):
-            return "not a JSON object"
-        if record.get("format") != RECORD_FORMAT:
-            return f"record format {record.get('format')!r}, expected {RECORD_FORMAT}"
-        if record.get("key") != key:
-            return f"holds key {record.get('key')!r}"
-        if record.get("checksum") != _checksum(record):
-            return "checksum does not match the content"
-        return None
+    def _move_aside(self, path: Path, problem: str, identity: tuple[int, int] | None) -> None:
+        """Rename a corrupt file to a .corrupt- name beside it, unless another invocation already did."""
+        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}")
+        if _replaced_since(path, identity) or not _renamed(path, aside):
+            self.events.append(f"corrupt record {path} ({problem}); another invocation moved it aside first; "
+                               "recomputed")
+            return
+        self.events.append(f"corrupt record {path} ({problem}); moved to {aside.name} and recomputed")
 
     def put(self, record: dict[str, Any]) -> Path:
-        """Write atomically: a reader sees the old file or the whole new one, never a part."""
+        """Write atomically: a reader sees the old file or the whole new one, never a part.
+
+        A record the store would read back as corrupt is refused (ValueError), as is a store
+        that is not a folder."""
         record = json_safe({**record, "format": RECORD_FORMAT})
         record["checksum"] = _checksum(record)
+        problem = _problem(record, record.get("key"))
+        if problem is not None:
+            raise ValueError(f"refusing to store a record of {record.get('key')!r} that would read as corrupt: "
+                             f"{problem}")
         path = self.path(record["key"])
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self._make_folder(path.parent)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -106,6 +275,13 @@ class ResultStore:
             Path(temporary).unlink(missing_ok=True)
             raise
         return path
+
+    def _make_folder(self, folder: Path) -> None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            self.check()
+            raise ValueError(f"cannot store a record in {folder}: it or a folder above it is a file") from None
 
     def reusable(self, key: str) -> dict[str, Any] | None:
         """A finished record to reuse; errors and unavailable data are always retried."""
