@@ -11,6 +11,7 @@ from harness import baseline as baseline_io
 from harness.errors import SpecError
 from harness.pipeline import DEFAULT_PROFILE, numerics_of, select, varying_claims, verify
 from harness.settings import Settings, find_project_root
+from harness.store import ResultStore
 
 console = Console(stderr=True)
 
@@ -22,11 +23,14 @@ def _settings(args: argparse.Namespace) -> Settings:
     address = getattr(args, "address", None)
     if address and executor not in (None, "ray"):
         raise ValueError(f"--address is the Ray cluster's address; it does not go with --executor {executor}")
-    return Settings.from_env(root, store_dir=Path(args.store) if getattr(args, "store", None) else None,
+    settings = Settings.from_env(root, store_dir=Path(args.store) if getattr(args, "store", None) else None,
                              data_dir=Path(args.data) if getattr(args, "data", None) else None,
                              device=getattr(args, "device", None), workers=workers, executor=executor,
                              threads=getattr(args, "threads", None), ray_address=address,
                              allowed_policy_paths=[Path(p) for p in args.allow_policy_path])
+    if hasattr(args, "store"):  # a command that may run: a store that cannot hold records fails first
+        ResultStore(settings.store_dir).check()
+    return settings
 
 
 def _selection(parser: argparse.ArgumentParser) -> None:
@@ -117,7 +121,6 @@ def cmd_plan(args) -> int:
     """A dry listing: nothing is downloaded; data sets not here yet are named."""
     from harness.fetching import survey_data
     from harness.planning import datasets_needed, plan
-    from harness.store import ResultStore
     from harness.planning import variants_needed
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
@@ -135,6 +138,8 @@ def cmd_plan(args) -> int:
         print(f"{request.key[:16]}  {state:7}  {request.label}")
     for name, problem in sorted(data.problems.items()):
         print(f"data set {name}: {problem}")
+    for event in store.events:
+        console.print(f"[yellow]store:[/yellow] {event}")
     print(f"{len(requests)} runs" + (f", and {waiting} that wait for their records" if waiting else "")
           + (" (keys of runs on data not fetched yet change once it is)" if data.problems else ""))
     return 0
@@ -336,7 +341,6 @@ def cmd_numerics(args) -> int:
     """This machine's numerics; with two stores, how far their common runs drifted apart."""
     from harness.numerics import numerics, simulated_machine, summary
     from harness.numerics_drift import accuracy_growth, pairs
-    from harness.store import ResultStore
     if not args.stores:
         here = numerics(threads=1)
         print(summary(here))

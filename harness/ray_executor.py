@@ -1,25 +1,28 @@
 """Runs as Ray tasks, on a local Ray instance or an existing cluster.
 
 Each run is one task; its record comes back to the driver, which alone writes the store,
-as each run finishes. A task whose worker dies (killed, out of memory, node lost) is
-resubmitted by Ray up to RETRIES more times; if every attempt dies, the run gets an ERROR
-record naming the failure (never reused, so the next invocation tries it again). Runs
-that finished are already stored and the others go on.
+as each run finishes, and which holds the run's lock (`harness.runlocks`) while its task
+runs. A task whose worker dies (killed, out of memory, node lost) is resubmitted by Ray up
+to RETRIES more times; if every attempt dies, the run gets an ERROR record naming the
+failure (never reused, so the next invocation tries it again). Runs that finished are
+already stored and the others go on.
 """
 from __future__ import annotations
 
 import importlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from harness.execution import make_record, run_request
 from harness.planning import RunRequest
 from harness.provenance import PROJECT_PACKAGES
-from harness.settings import Settings
+from harness.runlocks import lock_room
+from harness.settings import Settings, policy_environment
 
 RETRIES = 2
 """Further attempts of a run whose worker died, before its record says ERROR."""
@@ -44,7 +47,9 @@ def connect(settings: Settings) -> str:
     if not ray.is_initialized():
         address = settings.ray_address or os.environ.get("RAY_ADDRESS")
         packages = [str(Path(importlib.import_module(name).__file__).parent) for name in PROJECT_PACKAGES]
-        options: dict[str, Any] = {"runtime_env": {"py_modules": packages}, "logging_level": "warning"}
+        environment = policy_environment(settings.root, settings.allowed_policy_paths)  # a spec's policy files
+        options: dict[str, Any] = {"runtime_env": {"py_modules": packages, "env_vars": environment},
+                                   "logging_level": "warning"}
         if address:
             ray.init(address=address, **options)
         else:
@@ -69,16 +74,35 @@ def _lost(request: RunRequest, settings: dict[str, Any], error: Exception, start
                        started, settings["threads"])
 
 
-def execute_on_ray(todo: list[RunRequest], settings: Settings, options: dict[str, Any],
+def _slots(ray, options: dict[str, Any]) -> int:
+    """How many runs the cluster can execute at once, as its resources stand now."""
+    need, have = _resources(options), ray.cluster_resources()
+    resource, each = ("GPU", need["num_gpus"]) if need["num_gpus"] else ("CPU", need["num_cpus"])
+    return max(1, int(have.get(resource, 0) // max(each, 1)))
+
+
+def execute_on_ray(todo: Iterable[RunRequest], settings: Settings, options: dict[str, Any],
                    finished: Callable[[RunRequest, dict[str, Any]], None],
                    status: Callable[[str], None]) -> None:
-    """Submit every run as a task and hand each record to `finished` as it arrives."""
+    """Submit each run as a task and hand each record to `finished` as it arrives.
+
+    A run is drawn from `todo` (and so claimed by this driver) only when the cluster can start it
+    soon: at most twice as many tasks in flight as the cluster has room for (and no more than
+    the driver can hold locks for)."""
     ray = _ray()
     connect(settings)
     task = ray.remote(run_request).options(max_retries=RETRIES, retry_exceptions=False, **_resources(options))
     started = time.time()
-    pending = {task.remote(asdict(request), options): request for request in todo}
+    window = lock_room(2 * _slots(ray, options))
+    queue = iter(todo)
+    pending: dict[Any, RunRequest] = {}
+
+    def submit_more() -> None:
+        for request in islice(queue, window - len(pending)):
+            pending[task.remote(asdict(request), options)] = request
+
     try:
+        submit_more()
         while pending:
             status(f"{len(pending)} runs on Ray")
             done, _ = ray.wait(list(pending), num_returns=1)
@@ -90,6 +114,7 @@ def execute_on_ray(todo: list[RunRequest], settings: Settings, options: dict[str
                     record = _lost(request, options, error, started,
                                    raised=isinstance(error, ray.exceptions.RayTaskError))
                 finished(request, record)
+            submit_more()
     except BaseException:
         for ref in pending:
             ray.cancel(ref, force=True)

@@ -90,3 +90,12 @@ def test_a_corrupt_drift_recording_is_named(capsys, tmp_path: Path) -> None:
     err = _error(capsys, ["baseline", "drift", "--baseline", str(baseline), "--recording", str(recording)])
     assert "smoke-other-machine.json: claims.c.status: Input should be a valid string" in err
     assert json.loads(baseline.read_text()) == json.loads((REPO / "baselines" / "smoke.json").read_text())
+
+
+@pytest.mark.parametrize("command", [["verify"], ["report", "--output", "R.md"], ["plan"], ["power"],
+                                     ["baseline", "check"], ["audit", "hasfl"]])
+def test_a_store_that_is_a_file_is_refused_before_anything_runs(capsys, tmp_path: Path, command) -> None:
+    (tmp_path / "file").write_text("not a store")
+    err = _error(capsys, [*command, "--store", str(tmp_path / "file")])
+    assert f"results store {tmp_path / 'file'} is a file, not a folder; pass a folder with --store" in err
+    assert (tmp_path / "file").read_text() == "not a store" and not (tmp_path / "R.md").exists()
