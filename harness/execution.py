@@ -190,6 +190,7 @@ def _run_todo(todo: list[RunRequest], store: ResultStore, settings: Settings, co
         progress.advance(task)
 
     claims = RunClaims(store, stored_elsewhere)
+    finished_before = summary.ran + summary.failed + summary.unavailable  # by earlier waves
 
     def finished(request: RunRequest, record: dict[str, Any]) -> None:
         store.put(record)
@@ -214,7 +215,7 @@ def _run_todo(todo: list[RunRequest], store: ResultStore, settings: Settings, co
                               "this store; waiting for them")
             pending = claims.await_deferred(lambda text: progress.update(task, description=text))
     except KeyboardInterrupt:
-        done = summary.ran + summary.failed + summary.unavailable
+        done = summary.ran + summary.failed + summary.unavailable - finished_before
         console.print(f"[yellow]interrupted[/yellow]: {done} of {len(todo)} runs finished and stored; "
                       "run the same command again to resume")
         raise

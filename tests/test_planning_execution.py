@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import os
 from dataclasses import asdict, replace
+from itertools import islice
 from pathlib import Path
 
 import pytest
@@ -241,3 +242,21 @@ def test_a_worker_rereads_its_source_after_planning_hashed_it(catalog, settings,
     record = run_request(request, _settings_dict(settings))
     assert record["status"] == "error" and record["error"]["type"] == "WorkerMismatch"
     assert "harness.edited" in record["error"]["message"]
+
+
+def test_an_interrupted_wave_counts_only_its_own_runs(catalog, settings, monkeypatch) -> None:
+    import harness.execution as execution
+    requests = _plan(catalog, settings)
+    console = Console(file=io.StringIO(), width=200)
+    summary = execute(requests[:3], ResultStore(settings.store_dir), settings, console)
+    real = execution._execute_local
+
+    def one_then_interrupt(todo, settings, progress, task, finished):
+        real(islice(todo, 1), settings, progress, task, finished)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(execution, "_execute_local", one_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        execute(requests[3:], ResultStore(settings.store_dir), settings, console, summary)
+    assert summary.ran == 4
+    assert f"interrupted: 1 of {len(requests) - 3} runs finished and stored" in console.file.getvalue()
