@@ -24,10 +24,10 @@ def _settings(args: argparse.Namespace) -> Settings:
     if address and executor not in (None, "ray"):
         raise ValueError(f"--address is the Ray cluster's address; it does not go with --executor {executor}")
     settings = Settings.from_env(root, store_dir=Path(args.store) if getattr(args, "store", None) else None,
-                             data_dir=Path(args.data) if getattr(args, "data", None) else None,
-                             device=getattr(args, "device", None), workers=workers, executor=executor,
-                             threads=getattr(args, "threads", None), ray_address=address,
-                             allowed_policy_paths=[Path(p) for p in args.allow_policy_path])
+                                 data_dir=Path(args.data) if getattr(args, "data", None) else None,
+                                 device=getattr(args, "device", None), workers=workers, executor=executor,
+                                 threads=getattr(args, "threads", None), ray_address=address,
+                                 allowed_policy_paths=[Path(p) for p in args.allow_policy_path])
     if hasattr(args, "store"):  # a command that may run: a store that cannot hold records fails first
         ResultStore(settings.store_dir).check()
     return settings
@@ -168,7 +168,7 @@ def cmd_study(args) -> int:
     from harness.store import json_safe
     settings = _settings(args)
     if args.from_store:
-        _existing_store(settings.store_dir)
+        ResultStore(settings.store_dir).check_readable()
     outcome = verify(settings, args.paper, args.claim, run=not args.from_store, console=console,
                      study=args.study, points=_point_values(args.point))
     print_verdicts(outcome.verdicts, console)
@@ -350,35 +350,21 @@ def cmd_numerics(args) -> int:
         return 0
     if len(args.stores) != 2:
         raise ValueError("give two results stores to compare, or none")
-    found = list(pairs(*(ResultStore(_existing_store(Path(folder))) for folder in args.stores)))
+    stores = [ResultStore(Path(folder)) for folder in args.stores]
+    for store in stores:
+        store.check_readable()
+    found = list(pairs(*stores))
     print(f"{len(found)} runs stored in both under different numerics")
     for growth in accuracy_growth(found):
         print(growth.text())
     return 0
 
 
-def _existing_store(folder: Path) -> Path:
-    """A results store to read: a folder that exists (a typo must not read as an empty store)."""
-    if not folder.exists():
-        raise ValueError(f"results store {folder} does not exist" + _nearest_folder(folder))
-    if not folder.is_dir():
-        raise ValueError(f"results store {folder} is a file, not a folder")
-    return folder
-
-
-def _nearest_folder(folder: Path) -> str:
-    from harness.errors import did_you_mean
-    parent = folder.parent
-    siblings = [p.name for p in parent.iterdir() if p.is_dir()] if parent.is_dir() else []
-    hint = did_you_mean(folder.name, siblings) if siblings else ""
-    return hint if hint.startswith(";") else f" (no such folder in {parent})"
-
-
 def cmd_power(args) -> int:
     """The undecided claims of a profile and what would decide them (from stored records only)."""
     from harness.report.terminal import print_power
     settings = _settings(args)
-    _existing_store(settings.store_dir)
+    ResultStore(settings.store_dir).check_readable()
     outcome = verify(settings, args.paper, args.claim, args.profile or [DEFAULT_PROFILE], run=False)
     print_power(outcome.verdicts, console)
     return 0

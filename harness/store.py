@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.errors import did_you_mean
+
 RECORD_FORMAT = 1
 REUSABLE = ("ok",)
 STATUSES = ("ok", "error", "unavailable")
@@ -225,6 +227,19 @@ class ResultStore:
         if not os.access(ancestor, os.W_OK | os.X_OK):
             raise ValueError(f"results store {root} cannot be created: {ancestor} is not writable; "
                              "pass a folder with --store")
+
+    def check_readable(self) -> None:
+        """Raise ValueError, with the nearest folder, unless root is a folder: a store to read that
+        does not exist is a typo, not an empty store."""
+        root = self.root
+        if root.is_dir():
+            return
+        if root.exists():
+            raise ValueError(f"results store {root} is a file, not a folder")
+        siblings = [p.name for p in root.parent.iterdir() if p.is_dir()] if root.parent.is_dir() else []
+        hint = did_you_mean(root.name, siblings) if siblings else ""
+        raise ValueError(f"results store {root} does not exist"
+                         + (hint if hint.startswith(";") else f" (no such folder in {root.parent})"))
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The record under `key`, or None if absent or corrupt (then moved aside and reported)."""
