@@ -90,12 +90,17 @@ def _loaded(data: bytes) -> Any:
 
 
 def _depth(value: Any) -> int:
-    deepest, stack = 0, [(value, 1)]
+    """Levels of nesting, a scalar counting as one; only containers are walked (a record's
+    thousands of numbers are looked at once, as a container's children)."""
+    if not isinstance(value, (dict, list)):
+        return 1
+    deepest, stack = 1, [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        deepest = max(deepest, depth)
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
-        stack.extend((child, depth + 1) for child in children)
+        children = item.values() if isinstance(item, dict) else item
+        if children:
+            deepest = max(deepest, depth + 1)
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
     return deepest
 
 
