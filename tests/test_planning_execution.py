@@ -11,7 +11,6 @@ import pytest
 from rich.console import Console
 
 from harness import planning, provenance
-from harness.catalog import load_catalog
 from harness.errors import RunFailure
 from harness.execution import _settings_dict, execute, run_request
 from harness.pipeline import verify
@@ -23,17 +22,6 @@ PATTERN = "hasfl.alloc.*"
 PROFILES = ["smoke"]
 EXPECTED_RUNS = {("hasfl-allocation-rule", v) for v in ("tier-1.0", "tier-0.75", "tier-0.5", "tier-0.25")} | {
     ("hasfl-allocation-example", v) for v in ("guarantee-on", "guarantee-off")}
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog(REPO / "claims", REPO / "specs", REPO)
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(root=REPO, store_dir=tmp_path / "store", cache_dir=tmp_path / "cache", data_dir=None,
-                    download=False, executor="local")
 
 
 def _quiet() -> Console:

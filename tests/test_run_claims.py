@@ -20,7 +20,6 @@ from filelock import FileLock
 from rich.console import Console
 
 from harness import execution
-from harness.catalog import load_catalog
 from harness.execution import _settings_dict, execute, run_request
 from harness.planning import plan
 from harness.runlocks import RunClaims, holder_pid
@@ -46,17 +45,6 @@ if line.strip():
 """
 """Another invocation, reduced to its part in the protocol: it holds a run's lock until told to
 let go, first storing the record it is given (if any)."""
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog(REPO / "claims", REPO / "specs", REPO)
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(root=REPO, store_dir=tmp_path / "store", cache_dir=tmp_path / "cache", data_dir=None,
-                    download=False, executor="local")
 
 
 def _requests(catalog, settings: Settings, pattern: str = PATTERN):

@@ -1,0 +1,25 @@
+"""Fixtures shared by the tests that plan and execute the shipped project's runs (a module
+defining its own `catalog` or `settings` uses that one)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.catalog import load_catalog
+from harness.settings import Settings
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    """The shipped claims and specs."""
+    return load_catalog(REPO / "claims", REPO / "specs", REPO)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """The shipped project with a fresh store and cache, run in this process, no downloads."""
+    return Settings(root=REPO, store_dir=tmp_path / "store", cache_dir=tmp_path / "cache", data_dir=None,
+                    download=False, executor="local")
