@@ -228,6 +228,7 @@ def _verify_until_decided(args) -> int:
     from harness.report.terminal import print_sequential, print_verdicts
     from harness.sequential import results
     from harness.sequential.driver import until_decided
+    from harness.sequential.recorded import path_for
     profiles = args.profile or [DEFAULT_PROFILE]
     if len(profiles) != 1:
         raise ValueError("--until-decided verifies one profile at a time")
@@ -238,7 +239,7 @@ def _verify_until_decided(args) -> int:
     settings = _settings(args)
     result = until_decided(settings, profiles[0], args.paper, args.claim, args.max_seeds, args.budget, console)
     print_verdicts(result.outcome.verdicts, console)
-    path = results.write(result, settings.store_dir, result.selection)
+    path = path_for(settings.store_dir, profiles[0])  # the driver wrote it after every look and at the end
     print_sequential(results.load(settings.store_dir, profiles[0]), console)
     console.print(f"wrote {path}")
     statuses = {track.verdict.status for track in result.tracks} | {track.fixed.status for track in result.tracks}
