@@ -20,7 +20,7 @@ else the same choice over its experiment's variants.
   learning level applies;
 - `analytic`: analytic and structural checks (a kind that trains nothing, or a metric fixed by
   the protocol's structure or exact algebra);
-- `diagnostic`: labelled measurements that are not the paper's claims.
+- `diagnostic`: labelled measurements that are not the paper's claims (roles `diagnostic` and `probe`).
 """
 from __future__ import annotations
 
@@ -152,8 +152,12 @@ class LevelReader:
         loaded = self.catalog.claim(verdict.claim)
         claim = loaded.claim
         target = self.catalog.specs[claim.experiment]
-        if getattr(claim, "role", "paper") == "diagnostic":
+        role = getattr(claim, "role", "paper")
+        if role == "diagnostic":
             return Level("diagnostic", text="a labelled measurement, not the paper's claim")
+        if role == "probe":
+            return Level("diagnostic", text="the project's own test of a sentence the paper does not test itself, "
+                                            "not the paper's experiment")
         if target.kind.evidence == "analytic":
             return Level("analytic", text="computed by a rule, a count or a coverage: no training")
         metric = target.kind.metrics.get(getattr(claim.observe, "metric", ""))

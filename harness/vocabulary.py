@@ -61,12 +61,18 @@ FIELDS = {
     "role": "`paper` (default): the paper's claim. `diagnostic`: a second, labelled measurement that is not the "
             "paper's claim (another denominator such as cached features, this implementation's message layout); "
             "it needs a `note` naming what it measures instead and which claim is the paper's. Reports count "
-            "diagnostics apart from the paper's claims.",
+            "diagnostics apart from the paper's claims. `probe`: the project's own test of a sentence the paper "
+            "states but does not test itself (an attack the paper does not claim to resist); it needs a `note` "
+            "saying so, and reports count it with the diagnostics, never as the paper's failed experiment.",
     "quote_from": "`paper` (default) or `authors-readme`: the statement quotes the authors' repository README, "
                   "not the paper; the `source` must name that README.",
     "central (a field of the claim file, beside `paper` and `title`)": "the ids of the claims the paper's abstract "
                   "and conclusion make: REPORT.md's digest opens with them, at most 60 lines for every paper "
                   "together.",
+    "unchecked (a field of the claim file)": "the paper's assertions that no claim encodes, each as `{statement, "
+                  "source, reason}`: the reason it cannot be checked in this project (a data set or model it does "
+                  "not have, a comparison across experiments, a curve shape no metric reads). Each paper's report "
+                  "page lists them, so that a reader sees what was not checked as well as what was.",
 }
 
 ENCODING_RULES = [

@@ -50,3 +50,10 @@ def test_a_claims_evidence_is_its_experiment_kinds() -> None:
     assert catalog.evidence("hasfl.table2.cifar10.hasfl-matches-fjord") == "empirical"
     for loaded in catalog.claims:
         assert catalog.evidence(loaded.id) == catalog.specs[loaded.claim.experiment].kind.evidence
+
+
+def test_a_probe_says_what_the_project_tests_that_the_paper_does_not() -> None:
+    with pytest.raises(ValidationError, match="a probe needs a note"):
+        Claim.model_validate({**BASE, "role": "probe"})
+    claim = Claim.model_validate({**BASE, "role": "probe", "note": "an attack the paper does not claim to resist"})
+    assert claim.role == "probe"

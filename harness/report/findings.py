@@ -14,12 +14,13 @@ from collections.abc import Mapping
 from harness.catalog import Catalog
 from harness.levels import LEARNED, Level
 from harness.report.digest import counts_line, tested_and_paper
+from harness.schema import claim as schema
 
 
 def evidence_of(catalog: Catalog, claim_id: str) -> str:
     """'empirical', 'analytic' or 'diagnostic' by the claim's role and its kind's declaration."""
     loaded = catalog.claim(claim_id)
-    if getattr(loaded.claim, "role", "paper") == "diagnostic":
+    if getattr(loaded.claim, "role", "paper") in schema.LABELLED_ROLES:
         return "diagnostic"
     return catalog.specs[loaded.claim.experiment].kind.evidence
 

@@ -169,7 +169,12 @@ class _Report:
             cells = [self._status_cell(per_profile.get(p)) for p in self.profiles]
             lines.append(f"| [`{claim}`]({self.detail_link(claim)}) | {evidence_of(self.catalog, claim)} | "
                          + " | ".join(cells) + " |")
-        return lines + [""]
+        lines.append("")
+        if claim_file.unchecked:
+            lines += [f"Not checked here: {len(claim_file.unchecked)} assertion(s) of the paper that no claim encodes, "
+                      f"each with its reason: [{DETAIL_DIR}/{paper}.md#not-checked-here]"
+                      f"({DETAIL_DIR}/{paper}.md#not-checked-here).", ""]
+        return lines
 
     def _status_cell(self, verdict) -> str:
         if verdict is None:
@@ -217,7 +222,18 @@ class _Report:
                  "Back to [REPORT.md](../REPORT.md).", "", LEGEND, ""]
         for claim in dict.fromkeys(v.claim for v in self.outcome.verdicts if v.paper == paper):
             lines += self.claim_detail(claim)
-        return lines + self.experiments(paper, detail_base)
+        return lines + self.unchecked(paper) + self.experiments(paper, detail_base)
+
+    def unchecked(self, paper: str) -> list[str]:
+        """The paper's assertions no claim encodes, with the reason each cannot be checked here."""
+        listed = self.catalog.papers[paper].unchecked
+        if not listed:
+            return []
+        lines = ['<a id="not-checked-here"></a>', "## Not checked here", "",
+                 "Assertions of the paper that no claim encodes, and why (the claim file's `unchecked`).", ""]
+        for item in listed:
+            lines.append(f"- ({_cell(item.source)}) \"{_cell(item.statement)}\" — {_cell(item.reason)}")
+        return lines + [""]
 
     def claim_detail(self, claim: str) -> list[str]:
         per_profile = self.by_claim[claim]

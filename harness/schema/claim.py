@@ -318,10 +318,16 @@ Expectation = Annotated[
 ClaimId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 
 
-Role = Literal["paper", "diagnostic"]
+Role = Literal["paper", "diagnostic", "probe"]
 """`paper`: the claim checks what the paper states. `diagnostic`: a second, labelled measurement
 that is not the paper's claim (another denominator, this implementation's message, cached
-features), kept to explain a paper claim's verdict and counted apart from the paper's claims."""
+features), kept to explain a paper claim's verdict and counted apart from the paper's claims.
+`probe`: the project's own test of a sentence the paper states but does not test itself (an
+attack the paper does not claim to resist); counted with the diagnostics, never as the paper's
+failed experiment."""
+
+LABELLED_ROLES = ("diagnostic", "probe")
+"""Roles whose claims are not the paper's experiments: they need a note and are counted apart."""
 
 QuoteOrigin = Literal["paper", "authors-readme"]
 """Where `statement` is quoted from: the paper itself, or the authors' repository README."""
@@ -346,10 +352,21 @@ class Claim(StrictModel):
         if self.role == "diagnostic" and not self.note.strip():
             raise PydanticCustomError("diagnostic_without_note", "a diagnostic claim needs a note saying what it "
                                       "measures instead of the paper's claim, and which claim is the paper's")
+        if self.role == "probe" and not self.note.strip():
+            raise PydanticCustomError("probe_without_note", "a probe needs a note saying what the project tests "
+                                      "that the paper does not, and why")
         if self.quote_from == "authors-readme" and "readme" not in self.source.lower():
             raise PydanticCustomError("readme_quote_without_source", "a statement quoted from the authors' README "
                                       "needs a source naming that README, not '{source}'", {"source": self.source})
         return self
+
+
+class Unchecked(StrictModel):
+    """An assertion of the paper that no claim encodes, with the reason it cannot be checked here."""
+
+    statement: Annotated[str, Field(min_length=10)]
+    source: str
+    reason: Annotated[str, Field(min_length=20)]
 
 
 class ClaimFile(StrictModel):
@@ -359,6 +376,8 @@ class ClaimFile(StrictModel):
     central: list[ClaimId] = Field(default_factory=list)
     """The claims of the paper's abstract and conclusion: REPORT.md's digest opens with them."""
     claims: list[Claim] = Field(min_length=1)
+    unchecked: list[Unchecked] = Field(default_factory=list)
+    """The paper's checkable-looking assertions no claim encodes, each with its reason: reports list them."""
 
     @model_validator(mode="after")
     def _central_claims_exist(self):
