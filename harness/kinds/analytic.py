@@ -19,6 +19,10 @@ class WidthArg(StrictModel):
     width: float = Field(gt=0.0, le=1.0)
 
 
+class RoundArg(StrictModel):
+    round: int = Field(ge=0)
+
+
 Exact = partial(Metric, deterministic=True, numerics_invariant=True)
 """A metric computed analytically from the config: the seed plays no part, nor do the CPU's kernels."""
 
@@ -125,6 +129,15 @@ def _boundaries(result) -> list[dict]:
     return result["cycle_boundaries"]
 
 
+def _kept_groups_code(result, round_index: int) -> float:
+    windows = result.get("first_trial_windows")
+    if windows is None:
+        raise ValueError("this record has no first_trial_windows (recorded by the runner since the rolling example)")
+    if round_index >= len(windows):
+        raise ValueError(f"round {round_index} is past the {len(windows)} rounds recorded for the first trial")
+    return float(sum(2 ** group for group in windows[round_index]))
+
+
 def _draw_coverage(ax, results_by_variant, labels):
     for variant, results in results_by_variant.items():
         result = results[0]
@@ -162,6 +175,9 @@ MASK_COVERAGE = ExperimentKind(
                                  lambda r, a: statistics.fmean(b["cv"] for b in _boundaries(r))),
         "uncovered_fraction": CoverageMetric("mean over trials of the fraction of groups covered fewer than m times "
                                      "when the trial ended", lambda r, a: statistics.fmean(r["uncovered_fraction_at_end"])),
+        "kept_groups_code": CoverageMetric("the groups kept at a round of the first trial as one number, Σ 2^g over "
+                                   "the kept groups g (groups a, b, c, … are 0, 1, 2, …): {a, b, c, d} is 15",
+                                   lambda r, a: _kept_groups_code(r, a.round), args=RoundArg),
     },
     plots={"coverage_cdf": Plot("fraction of trials fully covered against rounds", _draw_coverage)},
 )

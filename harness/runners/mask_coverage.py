@@ -5,7 +5,8 @@ The appendix's model: a layer of I index groups and one group kept per round
 counts rounds until every group has been kept at least m times, up to a horizon.
 With `cycles`, a trial instead runs exactly `cycles` full cycles of the rolling
 window (I rounds each) at the given width and records how evenly the groups were
-kept at every cycle boundary.
+kept at every cycle boundary. The groups kept in the first trial's first I rounds are recorded
+too (FedRolex's worked example of the rolling window).
 """
 from __future__ import annotations
 
@@ -40,13 +41,16 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
     width = config.width if config.width is not None else 1.0 / groups
     horizon = config.cycles * groups if config.cycles else int(config.horizon_factor * m * groups)
     layer = {"layer": groups}
-    rounds, uncovered, boundaries = [], [], []
+    rounds, uncovered, boundaries, first_trial_windows = [], [], [], []
     for trial in range(config.trials):
         generator = torch.Generator().manual_seed(derive_seed(seed, "trial", trial))
         counts = torch.zeros(groups, dtype=torch.long)
         covered_at = None
         for t in range(horizon):
-            counts[select_units(layer, width, config.extraction, t, generator)["layer"]] += 1
+            kept = select_units(layer, width, config.extraction, t, generator)["layer"]
+            counts[kept] += 1
+            if trial == 0 and t < groups:
+                first_trial_windows.append(sorted(int(g) for g in kept))
             if covered_at is None and int(counts.min()) >= m:
                 covered_at = t + 1
                 if not config.cycles:
@@ -67,4 +71,5 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
         "m_times_groups": m * groups,
         "formula_rounds": coupon_collector_rounds(groups, m),
         "cycle_boundaries": boundaries,
+        "first_trial_windows": first_trial_windows,
     }
