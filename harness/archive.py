@@ -45,6 +45,12 @@ class Archive:
         """Whether some verdict at the profile carries an observation to re-verify."""
         return any(p == profile and v.get("numbers") for (_, p), v in self.verdicts.items())
 
+    def holds_observation(self, catalog: Catalog, loaded: LoadedClaim, profile: str) -> bool:
+        """Whether the archive has numbers for the claim at the profile (its own, or another claim's
+        of the same series), or recorded that its data was unavailable there."""
+        archived = self.verdicts.get((loaded.id, profile)) or _same_observation(catalog, loaded, profile, self)
+        return bool(archived and (archived.get("numbers") or archived.get("data_unavailable")))
+
     def runs(self, profiles) -> list[dict[str, Any]]:
         """The archive's list of runs (experiment, variant, seed, profile, key) at the profiles."""
         return [run for run in self.run_list if run.get("profile") in profiles]

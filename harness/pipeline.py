@@ -15,7 +15,7 @@ from harness.planning import (DependencyFailed, PendingDependency, RunRequest, d
 from harness.settings import Settings
 from harness.store import ResultStore
 from harness.studies import generated_profiles
-from harness.verify import Verdict, apply_families, verify_claim
+from harness.verify import SKIPPED, Verdict, apply_families, verify_claim
 
 DEFAULT_PROFILE = "smoke"
 MAX_DEPENDENCY_WAVES = 4
@@ -97,6 +97,31 @@ def lacking_trained_runs(settings: Settings, profiles, papers=(), pattern: str |
     return lacking
 
 
+def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: Archive, lookup, settings: Settings,
+                      store: ResultStore, fingerprints) -> None:
+    """An archived profile's verdicts: each claim from the archive's observation; a claim the
+    archive holds none of (added after it was written) from this store's records where every one
+    of them is there, so a new claim is decided at a profile whose other records live elsewhere."""
+    from_records = []
+    for claim in claims:
+        verdict = reverify(catalog, claim, profile, archive)
+        if not archive.holds_observation(catalog, claim, profile):
+            stored = verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
+            if stored.status != SKIPPED or stored.data_unavailable or stored.numbers:
+                verdict = stored
+                from_records.append(claim)
+        outcome.verdicts.append(verdict)
+    if not from_records:
+        return
+    requests, _ = plan(catalog, from_records, [profile], settings, store, fingerprints)
+    outcome.archived_runs += [{"experiment": r.experiment, "variant": r.variant, "seed": r.seed, "profile": profile,
+                               "key": r.key} for r in requests]
+    numerics = sorted({n for v in outcome.verdicts if v.profile == profile and v.claim in
+                       {c.id for c in from_records} for n in v.numerics})
+    outcome.archived[profile] += (f"; {len(from_records)} claim(s) the archive held no observation of were verified "
+                                  f"from this store's records (numerics {', '.join(numerics) or 'none'})")
+
+
 def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(DEFAULT_PROFILE,),
            run: bool = True, console: Console | None = None, claim_ids: list[str] | None = None,
            render_only: tuple[str, ...] = (), study: str | None = None, points=(),
@@ -155,10 +180,11 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
         outcome.verdicts += [verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
                              for claim in claims for profile in extra]
     if archive is not None:
-        outcome.verdicts += [reverify(catalog, claim, profile, archive) for claim in claims for profile in archived]
         outcome.profiles += [p for p in archived if p not in outcome.profiles]
         outcome.archived = {profile: archive.provenance(profile) for profile in archived}
         outcome.archived_runs = archive.runs(archived)
+        for profile in archived:
+            _reverify_profile(outcome, catalog, claims, profile, archive, lookup, settings, store, fingerprints)
     apply_families(outcome.verdicts, lambda v: expectation_alpha(catalog, v))
     outcome.execution.events = list(store.events)
     return outcome

@@ -54,3 +54,40 @@ def test_a_claim_added_later_reads_the_archived_observation_of_the_same_series(t
     magnitude = archive.verdicts[("hasfl.table4.cifar10.estimate-tracks-capacity", "standard")]
     verdict = reverify(CATALOG, CATALOG.claim(sign), "standard", archive)
     assert verdict.numbers == magnitude["numbers"] and verdict.status in ("PASS", "FAIL", "INCONCLUSIVE")
+
+
+def _archive_without(tmp_path, claim_ids: set[str], profile: str):
+    data = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
+    data["verdicts"] = [v for v in data["verdicts"] if not (v["claim"] in claim_ids and v["profile"] == profile)]
+    path = tmp_path / "REPORT.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return load_archive(path)
+
+
+def test_a_claim_the_archive_holds_nothing_of_is_verified_from_this_stores_records(settings, tmp_path) -> None:
+    """Standard's records live on another machine; a claim added since is decided from the records
+    this store has (an analytic rule's are shared by every profile), the others from the archive."""
+    from harness.pipeline import verify
+
+    added, kept = "hasfl.alloc.starts-at-p-min", "hasfl.alloc.cap-at-2.4-for-tier-1.0"
+    archive = _archive_without(tmp_path, {added}, "standard")
+    outcome = verify(settings, pattern=r"^hasfl\.alloc\.(starts-at-p-min|cap-at-2\.4-for-tier-1\.0)$",
+                     profiles=("smoke",), archive=archive, archived=("standard",))
+    standard = {v.claim: v for v in outcome.verdicts if v.profile == "standard"}
+    assert standard[added].status == "PASS" and standard[added].runs
+    assert all(run in {r["key"] for r in outcome.archived_runs} for run in standard[added].runs)
+    assert standard[kept].numbers == archive.verdicts[(kept, "standard")]["numbers"]
+    assert "1 claim(s) the archive held no observation of were verified from this store's records" \
+        in outcome.archived["standard"]
+
+
+def test_a_claim_neither_the_archive_nor_the_store_holds_is_not_run(settings, tmp_path) -> None:
+    from harness.pipeline import verify
+
+    added = "hasfl.alloc.starts-at-p-min"
+    archive = _archive_without(tmp_path, {added}, "standard")
+    outcome = verify(settings, pattern=r"^hasfl\.alloc\.starts-at-p-min$", profiles=(), run=False,
+                     archive=archive, archived=("standard",))
+    (verdict,) = outcome.verdicts
+    assert verdict.status == "SKIPPED" and "the archived observations hold none of it" in verdict.reason
+    assert "verified from this store's records" not in outcome.archived["standard"]
