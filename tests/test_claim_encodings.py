@@ -2,17 +2,21 @@
 numbers with their rounding, its own quantities, labelled diagnostics and README quotes."""
 from __future__ import annotations
 
+import fnmatch
 import re
 from pathlib import Path
 
 import pytest
 
 from harness.catalog import load_catalog
+from harness.design import design_of
 from harness.schema import claim as schema
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)
 CLAIM_ID = re.compile(r"\b(?:hasfl|fedrolex|fedhenet)\.[a-z0-9._-]*[a-z0-9]")
+REFERENCE = re.compile(r"\b(?:hasfl|fedrolex|fedhenet)\.[a-z0-9._*-]*[a-z0-9*]")
+"""A claim id, or a glob of ids ('hasfl.table3.*.guarantee-off-decays-more')."""
 
 
 def claim(claim_id: str) -> schema.Claim:
@@ -110,3 +114,122 @@ def test_only_readme_quotes_cite_the_readme_as_their_source() -> None:
     for loaded in CATALOG.claims:
         cites_readme = "readme" in loaded.claim.source.lower()
         assert cites_readme == (loaded.claim.quote_from == "authors-readme"), loaded.id
+
+
+# --- claims, third pass (issue 24) ------------------------------------------------------------
+
+@pytest.mark.parametrize("claim_id, low, high", [
+    # "roughly doubles": a hedged ratio, 2 ± 10%
+    ("hasfl.table3.cifar10.guarantee-off-spread-doubles", 1.8, 2.2),
+    ("hasfl.table3.emnist.guarantee-off-spread-doubles", 1.8, 2.2),
+    # "about 13 percentage points", "by roughly eight points": a hedged accuracy, ± 1 point
+    ("hasfl.table5.cifar10.fedavg-above-hasfl", 12.0, 14.0),
+    ("hasfl.table5.emnist.fedavg-above-hasfl", 7.0, 9.0),
+    ("hasfl.table5.emnist.scaffold-above-hasfl", 7.0, 9.0),
+    # "ln 62 ≈ 4.1": a hedged loss, ± 10%
+    ("hasfl.table2.emnist.uniform-loss-at-ln62", 0.9 * 4.127, 1.1 * 4.127),
+])
+def test_hedged_numbers_get_the_rule_of_docs_claims(claim_id, low, high) -> None:
+    tested = accepted(claim(claim_id).expect["paper"])
+    assert tested == pytest.approx((low, high), abs=1e-9), tested
+
+
+@pytest.mark.parametrize("sentence, table, table_value, spread", [
+    ("hasfl.table5.cifar10.fedavg-above-hasfl", "hasfl.table5.cifar10.fedavg-above-hasfl.table-means", 13.7, 5.6),
+    ("hasfl.table5.emnist.fedavg-above-hasfl", "hasfl.table5.emnist.fedavg-above-hasfl.table-means", 7.8, 4.6),
+    ("hasfl.table5.emnist.scaffold-above-hasfl", "hasfl.table5.emnist.scaffold-above-hasfl.table-means", 9.5, 4.6),
+])
+def test_a_sentence_and_a_table_that_differ_are_encoded_apart(sentence, table, table_value, spread) -> None:
+    """Each number with its own source: the sentence's hedged one from §4.5, the table's
+    difference of means from Table 5 with its spread as tolerance."""
+    said, printed = claim(sentence), claim(table)
+    assert said.source == "§4.5" and printed.source == "Table 5"
+    assert said.observe == printed.observe
+    assert accepted(printed.expect["paper"]) == pytest.approx((table_value - spread, table_value + spread))
+
+
+@pytest.mark.parametrize("claim_id", [
+    "hasfl.table4.cifar10.estimate-tracks-capacity", "hasfl.table4.emnist.estimate-tracks-capacity",
+    "hasfl.table4.cifar10.no-data-signal-given-capacity", "hasfl.table4.emnist.no-data-signal-given-capacity",
+    "hasfl.table4.cifar10.allocations-ignore-data", "hasfl.table4.emnist.allocations-ignore-data",
+    "hasfl.table4.cifar10.estimate-vs-label-skew", "hasfl.table4.emnist.estimate-vs-label-skew",
+])
+def test_table4_ranges_are_pooled_over_seeds_at_the_paper_profile(claim_id) -> None:
+    """One run's Fisher-z interval over 20 clients is wider than Table 4's ranges: tested run by
+    run, no claim could pass; pooled over the paper profile's seeds, every one can."""
+    expectation = claim(claim_id).expect["paper"]
+    assert isinstance(claim(claim_id).observe, schema.CorrelationObservation)
+    assert isinstance(expectation, schema.Between) and expectation.of == "mean"
+    design = design_of(CATALOG, claim_id, "paper")
+    assert design.decidable and not design.short_of_seeds, design.text()
+
+
+def test_the_abstracts_sentence_on_text_is_tested_on_a_random_budget_shakespeare_variant() -> None:
+    surpasses = claim("hasfl.abstract.shakespeare.random-budget-surpasses-hasfl")
+    assert "random-budget" in CATALOG.specs["hasfl-shakespeare"].spec.variants
+    assert surpasses.expect["paper"].order == ["random-budget", "hasfl"]
+    assert surpasses.id in CATALOG.papers["hasfl"].central
+
+
+def test_the_privacy_attacks_are_labelled_the_projects_own_probes() -> None:
+    privacy = [loaded for loaded in CATALOG.claims if loaded.id.startswith("fedhenet.privacy.")]
+    assert len(privacy) == 2
+    for loaded in privacy:
+        assert loaded.claim.role == "probe", loaded.id
+        assert "project's own test" in loaded.claim.note, loaded.id
+
+
+def test_every_paper_lists_what_it_does_not_check_with_a_reason() -> None:
+    """Each assertion no claim encodes has its reason, and the claims a reason points to exist."""
+    ids = [loaded.id for loaded in CATALOG.claims]
+    for paper, claim_file in CATALOG.papers.items():
+        assert claim_file.unchecked, paper
+        for item in claim_file.unchecked:
+            for named in REFERENCE.findall(item.reason):
+                assert fnmatch.filter(ids, named), (paper, named)
+
+
+OUTCOME = re.compile(r"^(?P<lead>smoke|standard|learning)\b[^:.;]{0,40}?:\s*(?P<word>PASS|FAIL|INCONCLUSIVE)\b"
+                     r"|(?P<word2>PASS|FAIL|INCONCLUSIVE)\b(?: on [^.;:]*?)? at (?P<profiles>(?:smoke|standard|learning)"
+                     r"(?: and (?:smoke|standard|learning))?)", re.IGNORECASE)
+MEASURED = re.compile(r"[+-]?\d+\.\d+|±|\+-")
+
+
+def outcome_statements(note: str):
+    """(profiles, verdict word, sentence) for each sentence of a note that states a verdict of a profile."""
+    for sentence in re.split(r"(?<=[.;])\s+", note):
+        match = OUTCOME.search(sentence.strip())
+        if match:
+            word = (match["word"] or match["word2"]).upper()
+            profiles = [match["lead"]] if match["lead"] else re.split(r" and ", match["profiles"])
+            yield [p.lower() for p in profiles], word, sentence
+
+
+def test_a_note_states_the_verdicts_the_report_shows_and_no_measured_figure() -> None:
+    """A note says how a claim was read and, for a FAIL, whose it is; the figures live in the
+    report, so a note cannot fall behind them. A verdict a note names is the one REPORT.json holds,
+    and the sentence that names it quotes only numbers the paper prints (in its claims' statements)."""
+    import json
+
+    recorded = {(v["claim"], v["profile"]): v["status"]
+                for v in json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))["verdicts"]}
+    printed = {paper: " ".join(loaded.claim.statement for loaded in CATALOG.claims if loaded.paper == paper)
+               for paper in CATALOG.papers}
+    problems = []
+    for loaded in CATALOG.claims:
+        for profiles, word, sentence in outcome_statements(loaded.claim.note):
+            for profile in profiles:
+                if recorded.get((loaded.id, profile)) not in (None, word):
+                    problems.append(f"{loaded.id}: the note says {word} at {profile}, REPORT.json "
+                                    f"{recorded[(loaded.id, profile)]}")
+            quoted = [n for n in MEASURED.findall(sentence) if n not in printed[loaded.paper]]
+            if quoted:
+                problems.append(f"{loaded.id}: the note quotes measured figures {quoted}: {sentence[:80]}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_note_check_reads_outcome_sentences() -> None:
+    said = list(outcome_statements("Read as below 5. Smoke: FAIL, HAS-FL ends 1.1 ± 0.5 points above. "
+                                   "FAIL at smoke and standard, read as a limit of the scale."))
+    assert [(p, w) for p, w, _ in said] == [(["smoke"], "FAIL"), (["smoke", "standard"], "FAIL")]
+    assert MEASURED.findall(said[0][2]) == ["1.1", "±", "0.5"]

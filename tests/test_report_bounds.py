@@ -131,3 +131,14 @@ def test_the_committed_report_shows_only_tested_bounds() -> None:
     for paper in CATALOG.papers:
         detail = (ROOT / "report" / f"{paper}.md").read_text(encoding="utf-8")
         assert detail_problems(detail, ["smoke", "standard", "learning", "paper"]) == [], paper
+
+
+def test_each_paper_page_lists_what_it_does_not_check(rendered) -> None:
+    report = next(text for path, text in rendered.items() if path.name == "REPORT.md")
+    for paper, claim_file in CATALOG.papers.items():
+        detail = next(text for path, text in rendered.items() if path.name == f"{paper}.md")
+        section = detail[detail.index("## Not checked here"):]
+        for item in claim_file.unchecked:
+            for text in (item.statement, item.reason):
+                assert " ".join(text.split())[:60].replace("|", "\\|") in section, text[:60]
+        assert f"Not checked here: {len(claim_file.unchecked)} assertion(s)" in report
