@@ -102,18 +102,21 @@ def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: 
     """An archived profile's verdicts: each claim from the archive's observation; a claim the
     archive holds none of (added after it was written) from this store's records where every one
     of them is there, so a new claim is decided at a profile whose other records live elsewhere."""
-    from_records = []
+    from_records, unavailable = [], []
     for claim in claims:
         verdict = reverify(catalog, claim, profile, archive)
         if not archive.holds_observation(catalog, claim, profile):
             stored = verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
-            if stored.status != SKIPPED or stored.data_unavailable or stored.numbers:
+            if stored.data_unavailable:
+                verdict = stored
+                unavailable.append(claim)
+            elif stored.status != SKIPPED or stored.numbers:
                 verdict = stored
                 from_records.append(claim)
         outcome.verdicts.append(verdict)
     if not from_records:
         return
-    requests, _ = plan(catalog, from_records, [profile], settings, store, fingerprints)
+    requests, _ = plan(catalog, from_records + unavailable, [profile], settings, store, fingerprints)
     outcome.archived_runs += [{"experiment": r.experiment, "variant": r.variant, "seed": r.seed, "profile": profile,
                                "key": r.key} for r in requests]
     numerics = sorted({n for v in outcome.verdicts if v.profile == profile and v.claim in
