@@ -184,7 +184,8 @@ def _identified(values: dict[tuple[str, str, str], list[_Value]]) -> dict[tuple[
     """The values with each recording that did not record its numerics given those of a recording it
     is bit-identical to (the same machine under another code, say): on every value they share
     where some recording differs, and there is at least one such. One identical to none keeps
-    numerics of its own."""
+    numerics of its own. A recording that holds values of several numerics (a baseline whose later
+    claims were recorded on another machine) is compared one numerics at a time."""
     telling = {key: found for key, found in values.items() if len({v.value for v in found}) > 1}
     unknown = sorted({v.recording for found in values.values() for v in found if _unrecorded(v.numerics)})
     known = sorted({(v.recording, v.numerics) for found in values.values() for v in found
@@ -192,8 +193,9 @@ def _identified(values: dict[tuple[str, str, str], list[_Value]]) -> dict[tuple[
     same: dict[str, tuple[str, ...]] = {}
     for name in unknown:
         for other, numerics in known:
-            pairs = [(mine.value, theirs.value) for found in telling.values()
-                     for mine in found if mine.recording == name for theirs in found if theirs.recording == other]
+            pairs = [(mine.value, theirs.value) for found in telling.values() for mine in found
+                     if mine.recording == name for theirs in found
+                     if theirs.recording == other and theirs.numerics == numerics]
             if pairs and all(a == b for a, b in pairs):
                 same[name] = numerics
                 break

@@ -51,6 +51,20 @@ def test_a_recording_without_its_numerics_is_the_numerics_it_is_bit_identical_to
     assert drift.measure({"a": a, "b": b, "elsewhere": other})["groups"]["e / m"]["count"] == 4
 
 
+def test_a_recording_of_two_numerics_is_compared_one_numerics_at_a_time() -> None:
+    """A baseline whose later claims were recorded on another machine holds values of two numerics;
+    an unrecorded recording bit-identical to one of them is still that numerics (the rule before
+    compared it with both, found a mismatch and counted it as a numerics of its own)."""
+    a = _recording({"x": {"0": 0.0, "1": 1.0}}, numerics="a")
+    b = _recording({"y": {"0": 5.0, "1": 6.0}}, numerics="b")
+    baseline = {**a, **b}
+    again = _recording({"x": {"0": 0.0, "1": 1.0}, "y": {"0": 5.5, "1": 6.5}}, numerics="unrecorded")
+    elsewhere = _recording({"x": {"0": 0.3, "1": 1.6}, "y": {"0": 5.2, "1": 6.1}}, numerics="c")
+    group = drift.measure({"baseline": baseline, "older code": again, "c": elsewhere})["groups"]["e / m"]
+    assert group["series"]["x"]["count"] == 2, "the unrecorded recording is numerics a on x"
+    assert group["series"]["y"]["count"] == 4, "and a numerics of its own on y, where it differs from b"
+
+
 def test_only_records_of_one_code_and_trained_series_are_drift() -> None:
     here = _recording({"x": {"0": 1.0}}, numerics="here")
     other_code = _recording({"x": {"0": 3.0}}, numerics="there", runs="other records")
