@@ -3,6 +3,7 @@ numbers with their rounding, its own quantities, labelled diagnostics and README
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from pathlib import Path
 
@@ -209,8 +210,6 @@ def test_a_note_states_the_verdicts_the_report_shows_and_no_measured_figure() ->
     """A note says how a claim was read and, for a FAIL, whose it is; the figures live in the
     report, so a note cannot fall behind them. A verdict a note names is the one REPORT.json holds,
     and the sentence that names it quotes only numbers the paper prints (in its claims' statements)."""
-    import json
-
     recorded = {(v["claim"], v["profile"]): v["status"]
                 for v in json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))["verdicts"]}
     printed = {paper: " ".join(loaded.claim.statement for loaded in CATALOG.claims if loaded.paper == paper)
