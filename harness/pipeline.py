@@ -114,11 +114,13 @@ def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: 
                 verdict = stored
                 from_records.append(claim)
         outcome.verdicts.append(verdict)
-    if not from_records:
+    if not from_records + unavailable:
         return
     requests, _ = plan(catalog, from_records + unavailable, [profile], settings, store, fingerprints)
     outcome.archived_runs += [{"experiment": r.experiment, "variant": r.variant, "seed": r.seed, "profile": profile,
                                "key": r.key} for r in requests]
+    if not from_records:
+        return
     numerics = sorted({n for v in outcome.verdicts if v.profile == profile and v.claim in
                        {c.id for c in from_records} for n in v.numerics})
     outcome.archived[profile] += (f"; {len(from_records)} claim(s) the archive held no observation of were verified "
