@@ -45,10 +45,15 @@ class Archive:
         """Whether some verdict at the profile carries an observation to re-verify."""
         return any(p == profile and v.get("numbers") for (_, p), v in self.verdicts.items())
 
+    def entry(self, catalog: Catalog, loaded: LoadedClaim, profile: str) -> dict | None:
+        """The archived verdict a claim is re-verified from at the profile: its own, else one of
+        another claim that observed the same series (`_same_observation`)."""
+        return self.verdicts.get((loaded.id, profile)) or _same_observation(catalog, loaded, profile, self)
+
     def holds_observation(self, catalog: Catalog, loaded: LoadedClaim, profile: str) -> bool:
-        """Whether the archive has numbers for the claim at the profile (its own, or another claim's
-        of the same series), or recorded that its data was unavailable there."""
-        archived = self.verdicts.get((loaded.id, profile)) or _same_observation(catalog, loaded, profile, self)
+        """Whether the archive has numbers for the claim at the profile, or recorded that its data
+        was unavailable there."""
+        archived = self.entry(catalog, loaded, profile)
         return bool(archived and (archived.get("numbers") or archived.get("data_unavailable")))
 
     def runs(self, profiles) -> list[dict[str, Any]]:
@@ -162,7 +167,7 @@ def reverify(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archi
         return verdict
     claim = loaded.claim
     target = catalog.specs[claim.experiment]
-    archived = archive.verdicts.get((claim.id, profile)) or _same_observation(catalog, loaded, profile, archive)
+    archived = archive.entry(catalog, loaded, profile)
     if archived is not None and archived.get("data_unavailable"):
         verdict.reason, verdict.data_unavailable = archived["reason"], True
         return verdict

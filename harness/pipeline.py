@@ -104,16 +104,16 @@ def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: 
     of them is there, so a new claim is decided at a profile whose other records live elsewhere."""
     from_records, unavailable = [], []
     for claim in claims:
-        verdict = reverify(catalog, claim, profile, archive)
+        stored = None
         if not archive.holds_observation(catalog, claim, profile):
             stored = verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
             if stored.data_unavailable:
-                verdict = stored
                 unavailable.append(claim)
             elif stored.status != SKIPPED or stored.numbers:
-                verdict = stored
                 from_records.append(claim)
-        outcome.verdicts.append(verdict)
+            else:
+                stored = None  # no records either: the archive's "not run" verdict says so
+        outcome.verdicts.append(stored or reverify(catalog, claim, profile, archive))
     if not from_records + unavailable:
         return
     requests, _ = plan(catalog, from_records + unavailable, [profile], settings, store, fingerprints)
