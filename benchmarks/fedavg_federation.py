@@ -10,6 +10,8 @@ import numpy as np
 import torch
 
 from methods.federated import ClientData, FederatedDataset, FederationConfig
+from methods.federated.parts import Choice
+from methods.federated.policies import FullPolicy
 from methods.models.conv import ConvFamily
 from methods.partition import iid_partition
 
@@ -39,7 +41,7 @@ class FedAvgSetup:
         return FederationConfig(num_clients=self.clients, clients_per_round=self.clients, rounds=self.rounds,
                                 local_epochs=self.local_epochs, batch_size=self.batch_size, lr=self.lr,
                                 lr_decay=self.lr_decay, momentum=self.momentum, weight_decay=self.weight_decay,
-                                clip_norm=self.clip_norm, policy="full", weighting="samples",
+                                clip_norm=self.clip_norm, policy=Choice.of(FullPolicy), weighting="samples",
                                 eval_every=self.rounds)
 
 

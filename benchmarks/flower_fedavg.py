@@ -29,7 +29,7 @@ from flwr.simulation import run_simulation  # noqa: E402
 from fedavg_federation import FedAvgSetup  # noqa: E402
 from methods.federated import FederatedDataset  # noqa: E402
 from methods.federated.evaluation import evaluate  # noqa: E402
-from methods.federated.seeding import torch_generator  # noqa: E402
+from methods.seeding import torch_generator  # noqa: E402
 from methods.models.conv import ConvFamily  # noqa: E402
 
 client_app = ClientApp()

@@ -20,7 +20,7 @@ from torch import Tensor, nn
 
 from methods.extraction import prefix_indices
 from methods.federated.data import ClientData
-from methods.federated.seeding import torch_generator
+from methods.seeding import torch_generator
 from methods.models.slicing import SliceableFamily, embed, extract
 
 

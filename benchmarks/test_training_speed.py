@@ -21,6 +21,8 @@ from threadpoolctl import threadpool_limits
 from benchmarks.plain_training import (PlainCharLSTM, PlainConvNet, PlainSettings, plain_round,
                                        prefix_selection)
 from methods.costs import training_flops
+from methods.federated.parts import Choice
+from methods.federated.policies import CapPolicy
 from methods.federated import (ClientData, FederatedDataset, FederationConfig, initial_params,
                                run_federation)
 from methods.models.conv import ConvFamily
@@ -106,7 +108,7 @@ def _config(case: Case, clients: int) -> FederationConfig:
     return FederationConfig(num_clients=clients, clients_per_round=clients, rounds=1,
                             local_epochs=s.epochs, batch_size=s.batch_size, lr=s.lr,
                             momentum=s.momentum, weight_decay=s.weight_decay,
-                            clip_norm=s.clip_norm, policy="heterofl", extraction="prefix",
+                            clip_norm=s.clip_norm, policy=Choice.of(CapPolicy), extraction="prefix",
                             weighting="samples", eval_batch_size=64)
 
 

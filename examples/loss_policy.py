@@ -15,18 +15,27 @@ import math
 
 import numpy as np
 
-from methods.federated.policies import AllocationPolicy
-from methods.federated.registry import PolicyContext
+from methods.federated.parts import Settings
+from methods.federated.policies import AllocationPolicy, PolicyContext
 
 
 class LossAllocation(AllocationPolicy):
     """Eq. 6 of HAS-FL driven by a smoothed training loss instead of update divergence."""
 
+    class Settings(Settings):
+        """HAS-FL's values (§4.1); a spec may set them as `policy: {name: ..., p_min: ...}`."""
+
+        p_min: float = 0.4
+        gamma: float = 0.25
+        beta: float = 0.9
+        t_warm: int = 10
+        t_adapt: int = 5
+
     def __init__(self, context: PolicyContext) -> None:
-        config = context.config
+        settings = context.settings
         self.caps = np.asarray(context.caps, dtype=float)
-        self.p_min, self.gamma, self.beta = config.p_min, config.gamma, config.beta
-        self.t_warm, self.t_adapt = config.t_warm, config.t_adapt
+        self.p_min, self.gamma, self.beta = settings.p_min, settings.gamma, settings.beta
+        self.t_warm, self.t_adapt = settings.t_warm, settings.t_adapt
         self.smoothed_loss = np.full(len(self.caps), np.nan)  # a client's first loss starts its average
         self.allocation = self.caps.copy()
 

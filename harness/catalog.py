@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -17,7 +18,8 @@ from pydantic import BaseModel, ValidationError
 from harness.configs import deep_merge, resolved_config  # noqa: F401 (deep_merge: part of this module's API)
 from harness.design import design_problems
 from harness.errors import Problem, SpecError, closest, did_you_mean, format_field
-from harness.kinds import KINDS
+from harness.extensions import ExtensionPoint, UnknownExtension
+from harness.kinds import kind as experiment_kind
 from harness.kinds.base import ExperimentKind
 from harness.schema import claim as claim_schema
 from harness.schema.claim import Claim, ClaimFile
@@ -291,7 +293,14 @@ def _relative(path: Path, root: Path | None) -> Path:
     return path
 
 
-def _load_docs(directory: Path, root: Path | None, problems: list[Problem]) -> list[Document]:
+def _load_docs(directories: Path | list[Path], root: Path | None, problems: list[Problem]) -> list[Document]:
+    docs = []
+    for directory in directories if isinstance(directories, list) else [directories]:
+        docs += _load_folder(directory, root, problems)
+    return docs
+
+
+def _load_folder(directory: Path, root: Path | None, problems: list[Problem]) -> list[Document]:
     if not directory.is_dir():
         problems.append(Problem(directory, None, "<directory>", "directory does not exist"))
         return []
@@ -304,7 +313,7 @@ def _load_docs(directory: Path, root: Path | None, problems: list[Problem]) -> l
     return docs
 
 
-def load_specs(specs_dir: Path, root: Path | None, problems: list[Problem]) -> dict[str, LoadedSpec]:
+def load_specs(specs_dir: Path | list[Path], root: Path | None, problems: list[Problem]) -> dict[str, LoadedSpec]:
     specs: dict[str, LoadedSpec] = {}
     for doc in _load_docs(specs_dir, root, problems):
         if not isinstance(doc.data, dict):
@@ -319,9 +328,15 @@ def load_specs(specs_dir: Path, root: Path | None, problems: list[Problem]) -> d
             other = specs[spec.experiment].doc.file
             problems.append(doc.problem(("experiment",), f"duplicate experiment id {spec.experiment!r} (also in {other})"))
             continue
-        kind = KINDS.get(spec.kind)
-        if kind is None:
-            problems.append(doc.problem(("kind",), f"unknown experiment kind {spec.kind!r}{did_you_mean(spec.kind, KINDS)}"))
+        try:
+            kind = experiment_kind(spec.kind)
+        except UnknownExtension as error:
+            problems.append(doc.problem(("kind",), str(error)))
+            continue
+        try:
+            kind = experiment_kind(spec.kind, tuple(spec.metrics))
+        except UnknownExtension as error:
+            problems.append(doc.problem(("metrics",), str(error)))
             continue
         before = len(problems)
         _check_spec(spec, doc, kind, problems)
@@ -375,7 +390,7 @@ def _lookup(data: Any, path: tuple) -> Any:
     return data
 
 
-def load_claims(claims_dir: Path, root: Path | None, specs: dict[str, LoadedSpec],
+def load_claims(claims_dir: Path | list[Path], root: Path | None, specs: dict[str, LoadedSpec],
                 spec_ids: set[str], problems: list[Problem]) -> tuple[list[LoadedClaim], dict[str, ClaimFile]]:
     claims: list[LoadedClaim] = []
     papers: dict[str, ClaimFile] = {}
@@ -567,14 +582,19 @@ def describe_expectation(expectation) -> str:
     return f"{key}: {getattr(expectation, key)}"
 
 
-def load_catalog(claims_dir: Path, specs_dir: Path, root: Path | None = None) -> Catalog:
+def load_catalog(claims_dir: Path, specs_dir: Path, root: Path | None = None, include: Iterable[Path] = ()) -> Catalog:
     """Load everything; raise SpecError listing every problem found. A catalog whose files are valid is
-    then checked for expectations no number of seeds can decide (`harness.design`)."""
+    then checked for expectations no number of seeds can decide (`harness.design`).
+
+    `include`: folders of further papers (each holding claims/ and specs/), such as those installed
+    packages register (`installed_papers`)."""
     problems: list[Problem] = []
-    specs = load_specs(specs_dir, root, problems)
-    spec_ids = set(specs) | _declared_experiment_ids(specs_dir)
-    claims, papers = load_claims(claims_dir, root, specs, spec_ids, problems)
-    studies = load_studies(specs, claims, _declared_claim_ids(claims_dir), problems)
+    claims_dirs = [claims_dir, *(Path(folder) / "claims" for folder in include)]
+    specs_dirs = [specs_dir, *(Path(folder) / "specs" for folder in include)]
+    specs = load_specs(specs_dirs, root, problems)
+    spec_ids = set(specs).union(*map(_declared_experiment_ids, specs_dirs))
+    claims, papers = load_claims(claims_dirs, root, specs, spec_ids, problems)
+    studies = load_studies(specs, claims, set().union(*map(_declared_claim_ids, claims_dirs)), problems)
     if problems:
         raise SpecError(problems)
     catalog = Catalog(specs, claims, papers, studies)
@@ -582,6 +602,22 @@ def load_catalog(claims_dir: Path, specs_dir: Path, root: Path | None = None) ->
     if problems:
         raise SpecError(problems)
     return catalog
+
+
+PAPERS: ExtensionPoint[ModuleType] = ExtensionPoint(
+    "fedclaims.papers", "paper", lambda piece: isinstance(piece, ModuleType) and piece.__file__ is not None,
+    "a package whose folder holds claims/ and specs/")
+
+
+def installed_papers() -> list[Path]:
+    """The folders of the papers installed packages register (`fedclaims.papers`: a package whose
+    folder holds claims/ and specs/, loaded beside the project's own)."""
+    return [Path(PAPERS.load(name).__file__).parent for name in PAPERS.names()]
+
+
+def load_project(settings) -> Catalog:
+    """The project's claims and specs with those of every installed paper."""
+    return load_catalog(settings.claims_dir, settings.specs_dir, settings.root, installed_papers())
 
 
 def _declared_experiment_ids(specs_dir: Path) -> set[str]:

@@ -27,7 +27,7 @@ def _settings(args: argparse.Namespace) -> Settings:
                                  data_dir=Path(args.data) if getattr(args, "data", None) else None,
                                  device=getattr(args, "device", None), workers=workers, executor=executor,
                                  threads=getattr(args, "threads", None), ray_address=address,
-                                 allowed_policy_paths=[Path(p) for p in args.allow_policy_path])
+                                 allowed_code_paths=[Path(p) for p in args.allow_code_path])
     if hasattr(args, "store"):  # a command that may run: a store that cannot hold records fails first
         ResultStore(settings.store_dir).check()
     return settings
@@ -327,8 +327,8 @@ def _measure_drift(path: Path, profile: str, extra: list[str]) -> int:
 
 
 def _redecide(path: Path, settings) -> int:
-    from harness.catalog import load_catalog
-    catalog = load_catalog(settings.claims_dir, settings.specs_dir, settings.root)
+    from harness.catalog import load_project
+    catalog = load_project(settings)
     data, moved = baseline_io.redecided(catalog, baseline_io.load(path), path)
     baseline_io.write(path, data)
     for line in moved:
@@ -389,9 +389,11 @@ def cmd_audit(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fedclaims", description=__doc__)
     parser.add_argument("--root", help="project folder holding claims/ and specs/ (default: found from here)")
-    parser.add_argument("--allow-policy-path", action="append", default=[], metavar="DIR",
-                        help="a folder (or file) outside the project whose policy files specs may run (repeatable; "
-                             "adds to $FEDCLAIMS_ALLOW_POLICY_PATHS); files inside the project always may")
+    parser.add_argument("--allow-code-path", "--allow-policy-path", action="append", default=[], metavar="DIR",
+                        dest="allow_code_path",
+                        help="a folder (or file) outside the project whose Python files specs may run as kinds, "
+                             "policies, objectives, round hooks or metrics (repeatable; adds to "
+                             "$FEDCLAIMS_ALLOW_CODE_PATHS); files inside the project always may")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("validate", help="check every claim and spec file, and that every claim can PASS and FAIL at "
                                     "some number of seeds (listing those whose profile has too few)"

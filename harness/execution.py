@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.errors import WorkerMismatch
-from harness.kinds import KINDS
+from harness.kinds import kind as experiment_kind
 from harness.numerics import numerics
 from harness.planning import RunRequest, run_code
 from harness.provenance import library_versions, machine
@@ -93,7 +93,7 @@ def _configure_torch(device: str, threads: int) -> None:
 
 def _check_worker(request: dict[str, Any], settings: dict[str, Any]) -> None:
     """Raise WorkerMismatch if this process would not compute what the run's key describes."""
-    kind = KINDS[request["kind"]]
+    kind = experiment_kind(request["kind"])
     code = run_code(kind, kind.config_model.model_validate(request["config"]), reread=True)
     if code != request["code"]:
         changed = sorted(name for name in set(code) | set(request["code"]) if code.get(name) != request["code"].get(name))
@@ -109,7 +109,7 @@ def _check_worker(request: dict[str, Any], settings: dict[str, Any]) -> None:
 def _run_request(request: dict[str, Any], settings: dict[str, Any],
                  progress: Callable[[float, str], None] | None) -> dict[str, Any]:
     import torch
-    kind = KINDS[request["kind"]]
+    kind = experiment_kind(request["kind"])
     started = time.time()
     try:
         _check_worker(request, settings)

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, TypeAdapter, create_model
 
-from harness.kinds import KINDS
+from harness.kinds import registered_kinds
 from harness.schema.claim import ClaimFile
 from harness.schema.spec import ExperimentSpec
 
@@ -15,7 +15,7 @@ from harness.schema.spec import ExperimentSpec
 def spec_schema() -> dict:
     """Spec files, with `config` typed by the experiment kind named in `kind`."""
     members = []
-    for name, kind in KINDS.items():
+    for name, kind in registered_kinds().items():
         members.append(create_model(f"Spec_{name}", __base__=ExperimentSpec,
                                     kind=(Literal[name], ...), config=(kind.config_model, ...)))
     union = Annotated[Union[tuple(members)], Field(discriminator="kind")]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from rich.console import Console
 
 from harness.archive import Archive, reverify
-from harness.catalog import Catalog, LoadedClaim, load_catalog
+from harness.catalog import Catalog, LoadedClaim, load_project
 from harness.execution import ExecutionSummary, execute
 from harness.fetching import DataState, fetch_data, survey_data
 from harness.planning import (DependencyFailed, PendingDependency, RunRequest, datasets_needed, plan, request_for,
@@ -64,7 +64,7 @@ def varying_claims(outcome: "Outcome") -> set[str]:
 
 
 def select(settings: Settings, papers=(), pattern: str | None = None) -> tuple[Catalog, list[LoadedClaim]]:
-    catalog = load_catalog(settings.claims_dir, settings.specs_dir, settings.root)
+    catalog = load_project(settings)
     return catalog, catalog.select(papers, pattern)
 
 

@@ -39,6 +39,7 @@ class RunRequest:
     seed: int
     profile: str
     kind: str
+    """The kind as the spec names it (a registered name or a `module:KIND` or file reference)."""
     config: dict[str, Any]
     code: dict[str, str]
     datasets: dict[str, str]
@@ -164,7 +165,7 @@ def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, prof
     key = content_key({"kind": loaded.kind.name, "config": config, "seed": seed,
                        "code": code_hash(code), "datasets": datasets, "libraries": library_versions(),
                        "device": settings.device, "threads": settings.threads})
-    return RunRequest(experiment, variant, seed, profile, loaded.kind.name, config, code, datasets, key)
+    return RunRequest(experiment, variant, seed, profile, loaded.spec.kind, config, code, datasets, key)
 
 
 def plan_variants(catalog: Catalog, experiment: str, variants, profile: str, settings: Settings,

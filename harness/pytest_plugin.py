@@ -47,8 +47,13 @@ def _profiles(config: pytest.Config) -> list[str]:
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATE_KEY] = {}
     config.addinivalue_line("markers", "claim: a claim of a paper verified at a profile")
-    for name in ("hasfl", "fedrolex", "fedhenet", "smoke", "paper"):
-        config.addinivalue_line("markers", f"{name}: claims of paper or profile '{name}'")
+
+
+def _register_marker(config: pytest.Config, name: str, what: str) -> None:
+    """A marker per paper (from its claim file) and per profile, registered as they are collected."""
+    if name not in config.stash[_STATE_KEY].setdefault("markers", set()):
+        config.stash[_STATE_KEY]["markers"].add(name)
+        config.addinivalue_line("markers", f"{name}: claims of {what} '{name}'")
 
 
 def _is_claims_file(path: Path) -> bool:
@@ -67,9 +72,12 @@ class ClaimsFile(pytest.File):
         root = self.path.parent.parent
         catalog = load_catalog(root / "claims", root / "specs", root)
         catalog.check_profiles(_profiles(self.config))
+        for profile in _profiles(self.config):
+            _register_marker(self.config, profile, "profile")
         for loaded in catalog.claims:
             if loaded.doc.file.name != self.path.name:
                 continue
+            _register_marker(self.config, loaded.paper, "paper")
             for profile in _profiles(self.config):
                 item = ClaimItem.from_parent(self, name=f"{loaded.id}[{profile}]", claim_id=loaded.id,
                                              profile=profile, root=root)

@@ -22,7 +22,7 @@ from harness.execution import make_record, run_request
 from harness.planning import RunRequest
 from harness.provenance import PROJECT_PACKAGES
 from harness.runlocks import lock_room
-from harness.settings import Settings, policy_environment
+from harness.settings import Settings, code_environment
 
 RETRIES = 2
 """Further attempts of a run whose worker died, before its record says ERROR."""
@@ -47,7 +47,7 @@ def connect(settings: Settings) -> str:
     if not ray.is_initialized():
         address = settings.ray_address or os.environ.get("RAY_ADDRESS")
         packages = [str(Path(importlib.import_module(name).__file__).parent) for name in PROJECT_PACKAGES]
-        environment = policy_environment(settings.root, settings.allowed_policy_paths)  # a spec's policy files
+        environment = code_environment(settings.root, settings.allowed_code_paths)  # a spec's extension files
         options: dict[str, Any] = {"runtime_env": {"py_modules": packages, "env_vars": environment},
                                    "logging_level": "warning"}
         if address:

@@ -7,12 +7,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-POLICY_ROOT_VARIABLE = "FEDCLAIMS_POLICY_ROOT"
-"""Set by the harness, not by hand: the project folder a spec's policy file is found in, for this
-process and the workers it starts (read by methods.federated.registry, which spells it alike)."""
-ALLOW_POLICY_PATHS_VARIABLE = "FEDCLAIMS_ALLOW_POLICY_PATHS"
-"""Folders (or files) outside the project whose Python files a spec's `federation.policy` may
-run, separated by os.pathsep; files inside the project always may."""
+from harness.extensions import ALLOW_CODE_PATHS_VARIABLE, CODE_ROOT_VARIABLE
+
+LEGACY_ALLOW_VARIABLE = "FEDCLAIMS_ALLOW_POLICY_PATHS"
+"""The earlier name of $FEDCLAIMS_ALLOW_CODE_PATHS, from when only policies could be files; still read."""
 
 
 def default_cache_dir() -> Path:
@@ -48,9 +46,10 @@ class Settings:
     executor: str = "local"
     ray_address: str | None = None
     """Cluster the `ray` executor joins (None: $RAY_ADDRESS, else a local instance)."""
-    allowed_policy_paths: tuple[Path, ...] = ()
-    """Folders or files outside `root` whose policy files specs may run ($FEDCLAIMS_ALLOW_POLICY_PATHS
-    and --allow-policy-path together); files under `root` always may."""
+    allowed_code_paths: tuple[Path, ...] = ()
+    """Folders or files outside `root` whose Python files specs may run as kinds, policies,
+    objectives, round hooks or metrics ($FEDCLAIMS_ALLOW_CODE_PATHS and --allow-code-path
+    together); files under `root` always may."""
 
     @property
     def claims_dir(self) -> Path:
@@ -73,7 +72,7 @@ class Settings:
             device=os.environ.get("FEDCLAIMS_DEVICE", "cpu"),
             ray_address=os.environ.get("FEDCLAIMS_RAY_ADDRESS") or None,
         )
-        values["allowed_policy_paths"] = allowed_policy_paths(overrides.pop("allowed_policy_paths", None) or ())
+        values["allowed_code_paths"] = allowed_code_paths(overrides.pop("allowed_code_paths", None) or ())
         values.update({k: v for k, v in overrides.items() if v is not None})
         if values.get("workers") is None:
             values["workers"] = default_workers(values["device"])
@@ -81,33 +80,35 @@ class Settings:
             values["executor"] = ("ray" if values["ray_address"] else
                                   "processes" if values["workers"] > 1 else "local")
         settings = cls(**values)
-        share_policy_scope(settings)
+        share_code_scope(settings)
         return settings
 
 
-def allowed_policy_paths(extra=()) -> tuple[Path, ...]:
-    """$FEDCLAIMS_ALLOW_POLICY_PATHS and `extra`, as real paths (relative ones from here)."""
-    listed = [entry for entry in os.environ.get(ALLOW_POLICY_PATHS_VARIABLE, "").split(os.pathsep) if entry]
+def allowed_code_paths(extra=()) -> tuple[Path, ...]:
+    """$FEDCLAIMS_ALLOW_CODE_PATHS (and its earlier name) and `extra`, as real paths (relative ones
+    from here)."""
+    listed = [entry for variable in (ALLOW_CODE_PATHS_VARIABLE, LEGACY_ALLOW_VARIABLE)
+              for entry in os.environ.get(variable, "").split(os.pathsep) if entry]
     return tuple(dict.fromkeys(Path(entry).resolve() for entry in [*listed, *extra]))
 
 
-def policy_environment(root: Path, allowed: Iterable[Path] = ()) -> dict[str, str]:
-    """The variables that give a process this policy scope (e.g. a Ray job's `env_vars`)."""
-    return {POLICY_ROOT_VARIABLE: str(Path(root).resolve()),
-            ALLOW_POLICY_PATHS_VARIABLE: os.pathsep.join(str(Path(path).resolve()) for path in allowed)}
+def code_environment(root: Path, allowed: Iterable[Path] = ()) -> dict[str, str]:
+    """The variables that give a process this code scope (e.g. a Ray job's `env_vars`)."""
+    return {CODE_ROOT_VARIABLE: str(Path(root).resolve()),
+            ALLOW_CODE_PATHS_VARIABLE: os.pathsep.join(str(Path(path).resolve()) for path in allowed)}
 
 
-def share_policy_scope(settings: Settings) -> None:
-    """Let this process, and the workers it starts later, run the policy files `settings` allow
+def share_code_scope(settings: Settings) -> None:
+    """Let this process, and the workers it starts later, run the extension files `settings` allow
     and find relative ones in its project folder."""
-    os.environ.update(policy_environment(settings.root, settings.allowed_policy_paths))
+    os.environ.update(code_environment(settings.root, settings.allowed_code_paths))
 
 
 @contextmanager
-def policy_scope(root: Path, allowed: Iterable[Path] = ()) -> Iterator[None]:
-    """Policy files relative to `root`, and those under it or `allowed`, until the block ends."""
-    before = {name: os.environ.get(name) for name in (POLICY_ROOT_VARIABLE, ALLOW_POLICY_PATHS_VARIABLE)}
-    os.environ.update(policy_environment(root, allowed))
+def scoped_code(root: Path, allowed: Iterable[Path] = ()) -> Iterator[None]:
+    """Extension files relative to `root`, and those under it or `allowed`, until the block ends."""
+    before = {name: os.environ.get(name) for name in (CODE_ROOT_VARIABLE, ALLOW_CODE_PATHS_VARIABLE)}
+    os.environ.update(code_environment(root, allowed))
     try:
         yield
     finally:
@@ -118,9 +119,9 @@ def policy_scope(root: Path, allowed: Iterable[Path] = ()) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def policy_scope_of(settings: Settings):
-    """`share_policy_scope` until the block ends."""
-    return policy_scope(settings.root, settings.allowed_policy_paths)
+def scoped_code_of(settings: Settings):
+    """`share_code_scope` until the block ends."""
+    return scoped_code(settings.root, settings.allowed_code_paths)
 
 
 def find_project_root(start: Path | None = None) -> Path:

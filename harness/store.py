@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from methods.plain import json_safe  # noqa: F401 (part of this module's API)
 from harness.errors import did_you_mean
 
 RECORD_FORMAT = 1
@@ -32,21 +33,6 @@ FIELD_TYPES: dict[str, type] = {"experiment": str, "variant": str, "seed": int, 
 
 class CorruptRecord(ValueError):
     """The bytes of a record file are not a valid record; the message says why."""
-
-
-def json_safe(value: Any) -> Any:
-    """Plain JSON types only: non-finite floats become None, numpy scalars and arrays plain."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
-        return json_safe(value.tolist())
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, (str, int, bool)) or value is None:
-        return value
-    raise TypeError(f"cannot store a {type(value).__name__} in a JSON record")
 
 
 def canonical(value: Any) -> str:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from harness import design as design_rule
-from harness.kinds import KINDS
+from harness.kinds import PROJECT, registered_kinds
 from harness.schema import claim as schema
 from harness.sequential import rule as sequential_rule
 
@@ -187,7 +187,7 @@ def render() -> str:
     lines += ["", "## Decidable by design", ""]
     lines += [f"- {rule}" for rule in design_rule.RULES]
     lines += ["", "## Experiment kinds", ""]
-    for name, kind in KINDS.items():
+    for name, kind in registered_kinds(PROJECT).items():
         learning = (f" Learning level read by `{kind.learning.metric}` against the paper's accuracy "
                     "(`harness.levels`)." if kind.learning else "")
         lines += [f"### `{name}`", "", kind.description, "",

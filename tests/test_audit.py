@@ -36,8 +36,6 @@ config:
     rounds: 2
     local_epochs: 1
     batch_size: 16
-    p_min: 0.4
-    gamma: 0.25
 variants:
   heterofl: {label: HeteroFL, config: {federation: {policy: heterofl}}}
 profiles:

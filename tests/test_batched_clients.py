@@ -28,6 +28,7 @@ from methods.models import conv_stacked
 from methods.models.conv import ConvFamily
 from methods.models.lstm import CharLSTMFamily
 from methods.models.slicing import SliceableFamily
+from tests.federation_helpers import federation_config
 
 SIZES = [5, 16, 9, 20, 12, 3]
 CAPS = np.array([0.25, 0.5, 0.75, 1.0, 0.5, 0.25])
@@ -68,8 +69,8 @@ def federation(family: SliceableFamily, sizes=SIZES) -> FederatedDataset:
 def config(**overrides) -> FederationConfig:
     base = dict(num_clients=len(SIZES), clients_per_round=5, rounds=3, local_epochs=2,
                 batch_size=4, lr=0.05, momentum=0.9, weight_decay=1e-2, clip_norm=0.5,
-                t_warm=1, t_adapt=1, t_norm=2, eval_every=1, eval_batch_size=8)
-    return FederationConfig(**{**base, **overrides})
+                eval_every=1, eval_batch_size=8)
+    return federation_config(**{**base, **overrides})
 
 
 def _generator_copy(generator: torch.Generator) -> torch.Generator:
@@ -119,7 +120,7 @@ def replayed_batched_run(monkeypatch, family: SliceableFamily, cfg: FederationCo
             for name, value in ref.params.items():
                 torch.testing.assert_close(got.params[name], value, rtol=1e-4, atol=1e-6)
         _assert_same_state(objective, reference, "objective")
-        rounds.append(sorted(len(c) for c in cohorts(clients, views)))
+        rounds.append(sorted(len(c) for c in cohorts(clients, views, settings)))
         return results
 
     monkeypatch.setattr(loop, "train_round", checked)
@@ -129,14 +130,15 @@ def replayed_batched_run(monkeypatch, family: SliceableFamily, cfg: FederationCo
 
 
 RUNS = [
-    *[dict(policy=p) for p in ("full", "heterofl", "fjord", "uniform", "hasfl")],
+    *[dict(policy=p) for p in ("full", "heterofl", "fjord", "uniform")],
+    dict(policy="hasfl", t_warm=1, t_adapt=1, t_norm=2),
     dict(policy="random_budget", budget=0.5),
     dict(policy="heterofl", extraction="rolling"),
     dict(policy="fjord", extraction="random"),
-    dict(policy="heterofl", extraction="rolling", objective="fedprox", prox_mu=0.5),
+    dict(policy="heterofl", extraction="rolling", objective="fedprox", mu=0.5),
     dict(policy="uniform", extraction="random", objective="scaffold"),
-    dict(policy="heterofl", extraction="prefix", objective="scaffold", scaffold_momentum=True),
-    dict(policy="full", objective="fedprox", prox_mu=0.5),
+    dict(policy="heterofl", extraction="prefix", objective="scaffold", keep_momentum=True),
+    dict(policy="full", objective="fedprox", mu=0.5),
 ]
 
 
@@ -156,7 +158,7 @@ def test_other_conv_forms_equal_the_sequential_reference(monkeypatch, grouped_up
     monkeypatch.setattr(conv_stacked, "GROUPED_UP_TO", grouped_up_to)
     monkeypatch.setattr(conv_stacked, "CHUNK_ELEMENTS", chunk)
     replayed_batched_run(monkeypatch, conv_family(), config(
-        policy="fjord", extraction="random", objective="scaffold", scaffold_momentum=True))
+        policy="fjord", extraction="random", objective="scaffold", keep_momentum=True))
 
 
 def test_sequential_and_batched_runs_agree_on_everything_but_float_noise() -> None:
@@ -190,7 +192,8 @@ def test_same_width_clients_form_one_cohort_even_with_random_units() -> None:
              for i, w in enumerate([0.5, 1.0, 0.5, 0.25, 1.0, 0.5])}
     assert any(not torch.equal(views[0].units(group), views[2].units(group))
                for group in family.groups)
-    assert cohorts(range(6), views) == [[0, 2, 5], [1, 4], [3]]
+    same = LocalSettings(1, 4, 0.1, 0.0, 0.0, None)
+    assert cohorts(range(6), views, dict.fromkeys(range(6), same)) == [[0, 2, 5], [1, 4], [3]]
 
 
 # ---------------------------------------------------------------- the cohort trainer

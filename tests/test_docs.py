@@ -15,7 +15,7 @@ def test_json_schemas_describe_claims_and_every_kind(tmp_path):
     import json
 
     from harness.jsonschema import write_schemas
-    from harness.kinds import KINDS
+    from harness.kinds import registered_kinds
 
     claims_path, spec_path = write_schemas(tmp_path)
     claims = json.loads(claims_path.read_text())
@@ -23,4 +23,4 @@ def test_json_schemas_describe_claims_and_every_kind(tmp_path):
     assert claims["additionalProperties"] is False and "claims" in claims["properties"]
     kinds = {d["properties"]["kind"]["const"] for d in spec["$defs"].values()
              if "kind" in d.get("properties", {}) and "const" in d["properties"]["kind"]}
-    assert kinds == set(KINDS)
+    assert kinds == set(registered_kinds())

@@ -2,7 +2,7 @@
 import torch
 
 from methods.extraction import ExtractionMode
-from methods.federated.seeding import torch_generator
+from methods.seeding import torch_generator
 from methods.federated.submodel import SubmodelView
 from methods.models.conv import ConvFamily
 

@@ -19,11 +19,14 @@ from methods.federated.capacity import draw_capacity_caps
 from methods.federated.estimator import HeterogeneityEstimator, divergence_estimate
 from methods.federated.hasfl import HasflPolicy
 from methods.federated.loop import sample_clients
+from methods.federated.objectives import FedProxObjective, ScaffoldObjective
+from methods.federated.parts import Choice
 from methods.federated.policies import RandomBudgetPolicy
-from methods.federated.seeding import numpy_rng
+from methods.seeding import numpy_rng
 from methods.models.conv import ConvFamily
 from methods.models.lstm import CharLSTMFamily
 from methods.models.slicing import SliceableFamily, coverage_masks, default_init_
+from tests.federation_helpers import federation_config
 
 SCHEMES = ("samples", "equal", "size", "update", "hybrid")
 
@@ -54,7 +57,7 @@ def tiny_data(num_clients: int, per_client: int = 16, seed: int = 0) -> Federate
 def tiny_cfg(**overrides) -> FederationConfig:
     base = dict(num_clients=4, clients_per_round=4, rounds=3, local_epochs=1, batch_size=8,
                 lr=0.05, eval_every=1, eval_batch_size=16)
-    return FederationConfig(**{**base, **overrides})
+    return federation_config(**{**base, **overrides})
 
 
 # ---------------------------------------------------------------- aggregation
@@ -283,8 +286,8 @@ def test_proposition_3_uncovered_coordinates_stay_at_init() -> None:
 def test_same_seed_same_record(policy: str, extraction: str) -> None:
     family, data = tiny_conv(), tiny_data(6)
     caps = np.array([0.25, 0.5, 0.75, 1.0, 0.5, 0.25])
-    cfg = tiny_cfg(num_clients=6, clients_per_round=3, rounds=4, policy=policy,
-                   extraction=extraction, t_warm=1, t_adapt=1, t_norm=2)
+    schedule = dict(t_warm=1, t_adapt=1, t_norm=2) if policy == "hasfl" else {}
+    cfg = tiny_cfg(num_clients=6, clients_per_round=3, rounds=4, policy=policy, extraction=extraction, **schedule)
 
     def record(seed: int) -> dict:
         d = run_federation(family, data, cfg, caps, seed=seed).to_dict()
@@ -341,9 +344,9 @@ def _linear_data(sizes: list[int]) -> FederatedDataset:
 def test_scaffold_control_variates_match_hand_reference() -> None:
     sizes = [5, 8, 6, 7]
     family, data, seed = LinearFamily(), _linear_data(sizes), 9
-    cfg = FederationConfig(num_clients=4, clients_per_round=3, rounds=3, local_epochs=3,
-                           batch_size=64, lr=0.1, lr_decay=0.9, clip_norm=None,
-                           objective="scaffold", policy="full")
+    cfg = federation_config(num_clients=4, clients_per_round=3, rounds=3, local_epochs=3,
+                            batch_size=64, lr=0.1, lr_decay=0.9, clip_norm=None,
+                            objective="scaffold", policy="full")
     result = run_federation(family, data, cfg, np.ones(4), seed=seed)
 
     x = initial_params(family, seed)
@@ -372,19 +375,19 @@ def test_scaffold_control_variates_match_hand_reference() -> None:
     for name in x:
         torch.testing.assert_close(result.final_params[name], x[name], rtol=1e-5, atol=1e-6)
 
-    momentum = run_federation(family, data, dataclasses.replace(cfg, scaffold_momentum=True),
+    momentum = run_federation(family, data, dataclasses.replace(cfg, objective=Choice.of(ScaffoldObjective, keep_momentum=True)),
                               np.ones(4), seed=seed)
     assert not torch.allclose(momentum.final_params["weight"], x["weight"])
 
 
 def test_fedprox_with_zero_mu_is_plain_sgd() -> None:
     family, data = LinearFamily(), _linear_data([5, 8, 6, 7])
-    cfg = FederationConfig(num_clients=4, clients_per_round=2, rounds=2, local_epochs=2,
-                           batch_size=4, lr=0.1, policy="full")
+    cfg = federation_config(num_clients=4, clients_per_round=2, rounds=2, local_epochs=2,
+                            batch_size=4, lr=0.1, policy="full")
     sgd = run_federation(family, data, cfg, np.ones(4), seed=1)
-    prox0 = run_federation(family, data, dataclasses.replace(cfg, objective="fedprox", prox_mu=0.0),
+    prox0 = run_federation(family, data, dataclasses.replace(cfg, objective=Choice.of(FedProxObjective, mu=0.0)),
                            np.ones(4), seed=1)
-    prox = run_federation(family, data, dataclasses.replace(cfg, objective="fedprox", prox_mu=1.0),
+    prox = run_federation(family, data, dataclasses.replace(cfg, objective=Choice.of(FedProxObjective, mu=1.0)),
                           np.ones(4), seed=1)
     for name in sgd.final_params:
         assert torch.equal(sgd.final_params[name], prox0.final_params[name])

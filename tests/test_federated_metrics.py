@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from harness.kinds import KINDS
+from harness.kinds import kind
 
-KIND = KINDS["federated_training"]
+KIND = kind("federated_training")
 
 
 def metric(name: str, record: dict, **args) -> float:

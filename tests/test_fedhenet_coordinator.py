@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.catalog import load_catalog
-from harness.kinds import KINDS
+from harness.kinds import kind
 from harness.runners import fedhenet as runner
 from harness.verify import FAIL, PASS, verify_claim
 from methods.fedhenet import protocol, secure
@@ -36,7 +36,7 @@ def test_honest_coordinator_cannot_decrypt(context):  # noqa: F811
     record = runner.run(_config(encrypted=True), 0, context)
     assert record["coordinator"]["holds_secret_key"] is False
     assert record["coordinator"]["decrypted"] is False and record["coordinator"]["decryption_error"] is None
-    metrics = KINDS["fedhenet"].metrics
+    metrics = kind("fedhenet").metrics
     assert metrics["coordinator_could_decrypt"].compute(record, None) == 0.0
     assert metrics["coordinator_holds_secret_key"].compute(record, None) == 0.0
     assert _verdicts(record) == dict.fromkeys(CLAIMS, PASS)
@@ -47,7 +47,7 @@ def test_without_the_key_guard_the_record_and_the_claims_react(context, monkeypa
     record = runner.run(_config(encrypted=True), 0, context)
     assert record["coordinator"]["holds_secret_key"] is True
     assert record["coordinator"]["decrypted"] is True and record["coordinator"]["decryption_error"] < 1e-3
-    metrics = KINDS["fedhenet"].metrics
+    metrics = kind("fedhenet").metrics
     assert metrics["coordinator_could_decrypt"].compute(record, None) == 1.0
     assert metrics["coordinator_holds_secret_key"].compute(record, None) == 1.0
     assert _verdicts(record) == dict.fromkeys(CLAIMS, FAIL)
@@ -67,4 +67,4 @@ def test_a_leaked_key_alone_is_refused_by_the_coordinator(context, monkeypatch):
 def test_plaintext_runs_have_no_coordinator_record(context):  # noqa: F811
     record = runner.run(_config(), 0, context)
     assert record["coordinator"] is None
-    assert math.isnan(KINDS["fedhenet"].metrics["coordinator_could_decrypt"].compute(record, None))
+    assert math.isnan(kind("fedhenet").metrics["coordinator_could_decrypt"].compute(record, None))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.kinds import KINDS
+from harness.kinds import kind
 from harness.runners import fedhenet as runner
 from methods.fedhenet import rolann
 from methods.fedhenet.leakage import coordinator_learns, moments_from_upload, moments_of
@@ -41,7 +41,7 @@ def test_one_class_clients_are_named_by_their_recovered_mean() -> None:
 
 
 def test_cached_fedhenet_runs_record_what_the_coordinator_learns(context) -> None:  # noqa: F811
-    metrics = KINDS["fedhenet"].metrics
+    metrics = kind("fedhenet").metrics
     for encrypted in (False, True):
         record = runner.run(_config(encrypted=encrypted), 0, context)
         assert metrics["coordinator_recovers_client_moments"].compute(record, None) == 1.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.kinds import KINDS
+from harness.kinds import kind
 from harness.kinds.fedhenet_payload import ShapeArg
 from harness.runners import fedhenet_payload
 from harness.runners.context import RunContext
@@ -47,7 +47,7 @@ def _payload_run(us_per_class: bool, float_bytes: int) -> dict:
 
 def test_ratio_falls_with_samples_until_d_plus_1_and_is_lower_for_per_class_float32() -> None:
     ours, code = _payload_run(False, 8), _payload_run(True, 4)
-    ratio = KINDS["fedhenet_payload"].metrics["payload_ratio"].compute
+    ratio = kind("fedhenet_payload").metrics["payload_ratio"].compute
     for dim in (20, 40):
         samples = (5, 21, 41, 100)
         curve = [ratio(ours, ShapeArg(feature_dim=dim, client_samples=n)) for n in samples]
@@ -62,7 +62,7 @@ def test_ratio_falls_with_samples_until_d_plus_1_and_is_lower_for_per_class_floa
 def test_the_runs_measured_ratio_is_the_models_at_its_shape(context) -> None:  # noqa: F811
     from harness.runners import fedhenet as runner
     record = runner.run(_config(encrypted=True), 0, context)  # one class per client: 30 samples each
-    measured = KINDS["fedhenet"].metrics["encrypted_to_plain_payload_ratio"].compute(record, None)
+    measured = kind("fedhenet").metrics["encrypted_to_plain_payload_ratio"].compute(record, None)
     config = fedhenet_payload.Config(feature_dims=[DIM], client_samples=[30], num_classes=10,
                                      us_per_class=False, float_bytes=8, ckks=SMALL)
     model = fedhenet_payload.run(config, 0, RunContext(data_dir=None, cache_dir=None))["rows"][0]["ratio"]

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from harness.kinds import KINDS
+from harness.kinds import kind
 from harness.runners import fedhenet as runner
 from methods.fedhenet import backbones
 from methods.fedhenet.backbones import Backbone
@@ -86,7 +86,7 @@ def fake_backbone(monkeypatch):
 
 
 def test_runner_from_images_records_pipeline_seconds_and_full_network_bytes(context, fake_backbone):  # noqa: F811
-    metrics = KINDS["fedhenet"].metrics
+    metrics = kind("fedhenet").metrics
     avg = runner.run(_config(method="fedavg", rounds=2, pipeline="from_images"), 0, context)
     assert avg["pipeline_seconds"] > 0 and avg["pipeline"] == "from_images"
     assert math.isnan(metrics["wall_seconds"].compute(avg, None))
@@ -105,7 +105,7 @@ def test_runner_from_images_records_pipeline_seconds_and_full_network_bytes(cont
 
 def test_cached_runs_have_no_pipeline_seconds(context):  # noqa: F811
     record = runner.run(_config(method="fedavg", rounds=1), 0, context)
-    assert math.isnan(KINDS["fedhenet"].metrics["pipeline_seconds"].compute(record, None))
+    assert math.isnan(kind("fedhenet").metrics["pipeline_seconds"].compute(record, None))
     assert record["wall_seconds"] > 0
 
 
@@ -116,7 +116,7 @@ def test_parameter_counts_are_the_extractors_without_classifier():
 
 
 def test_runner_from_images_meters_energy_and_the_fraction_saved_against_a_reference(context, fake_backbone):  # noqa: F811
-    metrics = KINDS["fedhenet"].metrics
+    metrics = kind("fedhenet").metrics
     avg = runner.run(_config(method="fedavg", rounds=2, pipeline="from_images"), 0, context)
     assert avg["pipeline_energy_joules"] > 0 and avg["energy_source"] in ("rapl", "cpu-time-proxy")
     assert avg["pipeline_cpu_seconds"] > 0

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from harness.datasets.arrays import ImageData
-from harness.kinds import KINDS
+from harness.kinds import kind
 from harness.runners import fedhenet as runner
 from harness.runners import fedhenet_caches as caches
 from harness.runners.context import RunContext
@@ -58,7 +58,7 @@ def test_federated_equals_centralised(context, partition, clients):
     assert record["feature_dim"] == DIM and record["train_size"] == 300 and record["test_size"] == 100
     assert record["total_bytes"] == record["total_upload_bytes"] + record["total_download_bytes"]
     assert "weights" not in record and len(str(record)) < 5000
-    kind = KINDS["fedhenet"]
+    kind = kind("fedhenet")
     assert kind.metrics["accuracy_gap_to_centralised"].compute(record, None) == 0.0
 
 
@@ -68,7 +68,7 @@ def test_encrypted_matches_plaintext(context):
     assert enc["accuracy"] == plain["accuracy"]
     assert enc["max_abs_diff_to_centralised"] < 1e-3
     assert enc["upload_bytes_per_client"] > enc["upload_bytes_per_client_plain"] == plain["upload_bytes_per_client"]
-    metrics = KINDS["fedhenet"].metrics
+    metrics = kind("fedhenet").metrics
     assert metrics["encrypted_to_plain_payload_ratio"].compute(enc, None) > 1.0
     assert 0.0 < metrics["encryption_overhead_fraction"].compute(enc, None) < 1.0
     assert np.isnan(metrics["encryption_overhead_fraction"].compute(plain, None))
@@ -81,9 +81,9 @@ def test_baselines(context, method):
     assert record["total_bytes"] == 2 * 4 * (DIM * 10 + 10) * 10 * 2
     lite0 = parameter_count(get_backbone("efficientnet_lite0"))
     assert record["backbone_parameters"] == lite0
-    assert KINDS["fedhenet"].metrics["total_bytes_full_network"].compute(record, None) == \
+    assert kind("fedhenet").metrics["total_bytes_full_network"].compute(record, None) == \
         2 * 4 * (lite0 + DIM * 10 + 10) * 10 * 2
-    assert np.isnan(KINDS["fedhenet"].metrics["max_abs_diff_to_centralised"].compute(record, None))
+    assert np.isnan(kind("fedhenet").metrics["max_abs_diff_to_centralised"].compute(record, None))
 
 
 def test_config_rejects_encrypted_baseline():

@@ -9,7 +9,7 @@ import matplotlib
 import pytest
 
 from harness.catalog import load_catalog
-from harness.kinds import KINDS
+from harness.kinds import kind
 from harness.kinds.evaluations import MissingValue
 from harness.numerics_drift import accuracy_growth, pairs
 from harness.store import ResultStore
@@ -19,7 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-FEDERATED = KINDS["federated_training"]
+FEDERATED = kind("federated_training")
 ROUNDS, EVERY = 64, 4
 """As the smoke FedRolex runs: 16 evaluations; end_accuracy's window (6 rounds) holds rounds 60 and 64."""
 
@@ -86,7 +86,7 @@ def test_min_loss_skips_a_null_loss_as_its_definition_says() -> None:
 
 
 def test_fedhenets_null_accuracy_is_refused() -> None:
-    spec = KINDS["fedhenet"].metrics["accuracy"]
+    spec = kind("fedhenet").metrics["accuracy"]
     with pytest.raises(MissingValue, match="accuracy is null"):
         spec.compute({"accuracy": None}, spec.args())
 

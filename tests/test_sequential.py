@@ -13,7 +13,6 @@ from scipy import stats as scipy_stats
 
 import harness.verify as verify_module
 from harness.cli import main
-from harness.kinds import KINDS
 from harness.observe import Observed, Series
 from harness.planning import PendingDependency, request_for
 from harness.report.sequential import render, sequential_section
@@ -24,7 +23,6 @@ from harness.sequential.rule import Looks, planned_looks
 from harness.settings import Settings
 from harness.store import ResultStore
 from harness.verify import FAIL, PASS, evaluate
-from tests.synthetic_kind import SYNTHETIC
 
 ALPHA = 0.05
 
@@ -177,7 +175,7 @@ SPEC = """\
 experiment: noise
 paper: synthetic
 title: One listed value per seed
-kind: synthetic
+kind: tests.synthetic_kind:SYNTHETIC
 config: {values: [0.0]}
 variants:
   clear: {config: {values: [5.0, 5.2, 4.8]}}
@@ -230,7 +228,6 @@ claims:
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch) -> Path:
-    monkeypatch.setitem(KINDS, SYNTHETIC.name, SYNTHETIC)
     (tmp_path / "claims").mkdir()
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "noise.yaml").write_text(SPEC)

@@ -22,15 +22,16 @@ from typing import Any
 from rich.console import Console
 
 from harness.audit import analysis
-from harness.catalog import Catalog, LoadedSpec, load_catalog
+from harness.catalog import Catalog, LoadedSpec, load_project
 from harness.execution import execute
 from harness.fetching import fetch_data
 from harness.planning import plan_variants
 from harness.provenance import git_commit
 from harness.schema.spec import Variant
-from harness.settings import Settings, policy_scope, policy_scope_of
+from harness.settings import Settings, scoped_code, scoped_code_of
 from harness.store import ResultStore
-from methods.federated.registry import policy_file, resolve_policy
+from harness.extensions import file_reference
+from harness.runners.parts import POLICIES
 
 FEDERATIONS = {"cifar10": "hasfl-cifar10", "emnist": "hasfl-emnist", "shakespeare": "hasfl-shakespeare"}
 DEFAULT_FEDERATIONS = ("cifar10", "emnist")
@@ -40,7 +41,7 @@ AUDITED = "audited"
 CONTROLS = {
     "heterofl": {"policy": "heterofl"},
     "fjord": {"policy": "fjord"},
-    "random-budget": {"policy": "random_budget", "budget": {"match": AUDITED, "metric": "mean_capacity"}},
+    "random-budget": {"policy": {"name": "random_budget", "budget": {"match": AUDITED, "metric": "mean_capacity"}}},
 }
 DEFAULT_MARGIN = 2.0
 """Accuracy points within which the audited policy and its matched random control count as equivalent."""
@@ -150,35 +151,35 @@ def _analyse(federation: FederationAudit, records: dict[str, dict[int, dict]], m
 
 def check_command_line_policy(policy: str) -> None:
     """Load `policy` as typed (a file: relative to the working directory, allowed wherever it
-    lies); raise UnknownPolicy if it cannot be."""
-    named = policy_file(policy)
-    with policy_scope(Path.cwd(), [Path(named[0])] if named else []):
-        resolve_policy(policy)
+    lies); raise UnknownExtension if it cannot be."""
+    named = file_reference(policy)
+    with scoped_code(Path.cwd(), [Path(named[0])] if named else []):
+        POLICIES.load(policy)
 
 
 def as_project_policy(policy: str, settings: Settings) -> tuple[str, Settings]:
     """The policy as the project's specs would name it, and settings that allow it: a policy
     file given on the command line is named by its path from the project folder."""
-    named = policy_file(policy)
+    named = file_reference(policy)
     if named is None:
         return policy, settings
     file = Path(named[0]).resolve()
     relative = Path(os.path.relpath(file, settings.root.resolve())).as_posix()
-    return f"{relative}:{named[1]}", replace(settings, allowed_policy_paths=(*settings.allowed_policy_paths, file))
+    return f"{relative}:{named[1]}", replace(settings, allowed_code_paths=(*settings.allowed_code_paths, file))
 
 
 def run_audit(settings: Settings, policy: str, profile: str, federations: list[str], margin: float = DEFAULT_MARGIN,
               console: Console | None = None) -> Audit:
-    """Audit `policy` (raises UnknownPolicy, before fetching anything, if it cannot be loaded)."""
+    """Audit `policy` (raises UnknownExtension, before fetching anything, if it cannot be loaded)."""
     check_command_line_policy(policy)
     audited, settings = as_project_policy(policy, settings)
-    with policy_scope_of(settings):
+    with scoped_code_of(settings):
         return _audit(settings, audited, policy, profile, federations, margin, console or Console(stderr=True))
 
 
 def _audit(settings: Settings, policy: str, label: str, profile: str, federations: list[str], margin: float,
            console: Console) -> Audit:
-    shipped = load_catalog(settings.claims_dir, settings.specs_dir, settings.root)
+    shipped = load_project(settings)
     catalog = Catalog()
     for name in federations:
         base = shipped.specs[FEDERATIONS[name]]

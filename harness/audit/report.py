@@ -16,7 +16,7 @@ from rich.table import Table  # noqa: E402
 
 from harness.audit.analysis import StatisticValidation  # noqa: E402
 from harness.audit.audit import Audit, FederationAudit  # noqa: E402
-from harness.kinds import KINDS  # noqa: E402
+from harness.kinds import kind as experiment_kind  # noqa: E402
 from harness.store import json_safe  # noqa: E402
 
 
@@ -45,7 +45,7 @@ def _scatter(validation: StatisticValidation, federation: FederationAudit, path:
 def _curves(federation: FederationAudit, labels: dict[str, str], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     results = {variant: list(by_seed.values()) for variant, by_seed in federation.results.items() if by_seed}
-    KINDS["federated_training"].plots["accuracy_curves"].draw(ax, results, labels)
+    experiment_kind("federated_training").plots["accuracy_curves"].draw(ax, results, labels)
     ax.set_title(f"{federation.federation}: test accuracy (mean, band: seed range)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -68,6 +68,17 @@ class Metric:
 
 
 @dataclass(frozen=True)
+class ExtensionMetric:
+    """A metric added to existing kinds from outside their declaration: a `fedclaims.metrics`
+    entry point, or a reference in a spec's `metrics` (`path/to/file.py:NAME`). Claims name it
+    `name`; it applies to the records of the kinds named in `kinds`."""
+
+    name: str
+    kinds: tuple[str, ...]
+    metric: Metric
+
+
+@dataclass(frozen=True)
 class ClientQuantity:
     """One number per client of a run record."""
 

@@ -15,6 +15,7 @@ from harness.kinds import federated_adaptation as adaptation
 from harness.kinds import federated_updates as updates
 from harness.kinds.base import ClientQuantity, ExperimentKind, Learning, Metric, Plot, classified
 from harness.kinds.evaluations import Tolerance, by_round, evaluations, present_evaluations
+from harness.runners.parts import OBJECTIVES, POLICIES, ROUND_HOOKS
 
 
 def _accuracies(result) -> list[tuple[int, float]]:
@@ -119,13 +120,10 @@ def _final_allocation(result) -> list[float]:
     return [float(p) for p in result["adaptations"][-1]["allocation"]]
 
 
-STATIC_POLICIES = ("full", "heterofl", "fjord", "uniform")
-"""Policies whose widths are fixed by the caps and seeded draws, never by what training computes."""
-
-
 def _allocation_is_static(config) -> bool:
-    """Widths, coverage and unit counts then do not depend on any floating-point kernel."""
-    return config["federation"]["policy"] in STATIC_POLICIES
+    """The policy's widths are fixed by the caps and seeded draws (`AllocationPolicy.static`): widths,
+    coverage and unit counts then do not depend on any floating-point kernel."""
+    return POLICIES.load(config["federation"]["policy"]["name"]).static
 
 
 AT_CAP_TOLERANCE = 1e-9
@@ -136,9 +134,11 @@ def _at_cap(result) -> list[float]:
     return [float(p >= cap - AT_CAP_TOLERANCE) for p, cap in zip(_final_allocation(result), result["caps"])]
 
 
-def _policy_sources(policy: str) -> list[str]:
-    from methods.federated.registry import policy_sources
-    return policy_sources(policy)
+def _part_sources(config) -> list[str]:
+    """The modules of the method's parts the config names (a user's policy, objective or round hook)."""
+    federation = config.federation
+    named = [(POLICIES, federation.policy), (OBJECTIVES, federation.objective), (ROUND_HOOKS, federation.round_hook)]
+    return [source for point, part in named if part is not None for source in point.sources(part["name"])]
 
 
 def _draw_accuracy(ax, results_by_variant, labels):
@@ -288,5 +288,5 @@ FEDERATED_TRAINING = ExperimentKind(
         "unit_counts": Plot("distribution of per-unit update counts", _draw_unit_counts),
     },
     datasets=lambda config: [config.data.name],
-    code_sources=lambda config: _policy_sources(config.federation.policy),
+    code_sources=_part_sources,
 )

@@ -1,24 +1,25 @@
 """Federated sub-model training on a real data set: one run of the composed round loop."""
 from __future__ import annotations
 
-import typing
-from dataclasses import fields
-from typing import Annotated, Literal
+from typing import Literal
 
 import numpy as np
 import torch
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.datasets.locations import DataLocations
 from harness.datasets.registry import load_dataset
-from harness.runners.context import RunContext, derive_seed
+from harness.runners.context import RunContext
+from methods.seeding import setup_seed
 from harness.runners.model_config import (CharLSTMModel, ImageModel, ModelConfig, build_model_family,
                                           example_input)
-from harness.runners.references import MetricOf
+from harness.runners.parts import OBJECTIVES, POLICIES, ROUND_HOOKS, choice, part_field
 from methods.costs import width_cost_table
 from methods.federated import (ClientData, FederatedDataset, FederationConfig, draw_capacity_caps,
                                equal_share_caps, run_federation)
-from methods.federated.registry import resolve_policy
+from methods.extraction import ExtractionMode
+from methods.federated.aggregation import Weighting
+from methods.federated.config import ClientExecution
 from methods.partition import (client_tv_distances, dirichlet_partition, iid_partition,
                                label_restricted_partition, subsample_per_client)
 
@@ -56,23 +57,42 @@ class CapsConfig(BaseModel):
     probabilities: list[float] | None = Field(default=[0.35, 0.25, 0.2, 0.2], min_length=1)
 
 
-def _known_policy(name: str) -> str:
-    resolve_policy(name)
-    return name
+class Federation(BaseModel):
+    """The round loop's settings and the method's parts (`harness.runners.parts`); the defaults are
+    `methods.federated.FederationConfig`'s."""
 
+    model_config = ConfigDict(extra="forbid")
+    num_clients: int = Field(20, ge=1)
+    clients_per_round: int = Field(10, ge=1)
+    rounds: int = Field(200, ge=1)
+    local_epochs: int = Field(5, ge=1)
+    batch_size: int = Field(32, ge=1)
+    lr: float = Field(0.01, gt=0.0)
+    lr_decay: float = Field(0.995, gt=0.0)
+    momentum: float = Field(0.9, ge=0.0)
+    weight_decay: float = Field(1e-4, ge=0.0)
+    clip_norm: float | None = Field(10.0, gt=0.0)
+    extraction: ExtractionMode = ExtractionMode.PREFIX
+    weighting: Weighting = Weighting.SAMPLES
+    eval_every: int = Field(1, ge=1)
+    eval_batch_size: int = Field(256, ge=1)
+    client_execution: ClientExecution = ClientExecution.BATCHED
+    policy: part_field(POLICIES) = Field("heterofl", validate_default=True)  # type: ignore[valid-type]
+    objective: part_field(OBJECTIVES) = Field("sgd", validate_default=True)  # type: ignore[valid-type]
+    round_hook: part_field(ROUND_HOOKS) | None = None  # type: ignore[valid-type]
 
-def _federation_model() -> type[BaseModel]:
-    """A strict pydantic mirror of methods' FederationConfig, for located validation errors (the
-    policy checked on its own, so that its problem is placed at `federation.policy`)."""
-    hints = typing.get_type_hints(FederationConfig)
-    definitions = {f.name: (hints[f.name], f.default) for f in fields(FederationConfig)}
-    definitions["policy"] = (Annotated[str, AfterValidator(_known_policy)], FederationConfig.policy)
-    definitions["budget"] = (float | MetricOf | None, None)
-    definitions["tiers"] = (list[float], list(FederationConfig.tiers))
-    return create_model("Federation", __config__=ConfigDict(extra="forbid"), **definitions)
+    @model_validator(mode="after")
+    def _participants(self):
+        if self.clients_per_round > self.num_clients:
+            raise ValueError(f"clients_per_round ({self.clients_per_round}) exceeds num_clients ({self.num_clients})")
+        return self
 
-
-Federation = _federation_model()
+    def method(self) -> FederationConfig:
+        """The run's `FederationConfig`: the loop's settings and each part with its settings."""
+        shared = self.model_dump(exclude={"policy", "objective", "round_hook"})
+        return FederationConfig(**shared, policy=choice(POLICIES, self.policy),
+                                objective=choice(OBJECTIVES, self.objective),
+                                round_hook=None if self.round_hook is None else choice(ROUND_HOOKS, self.round_hook))
 
 
 class Config(BaseModel):
@@ -84,9 +104,6 @@ class Config(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self):
-        values = self.federation.model_dump()
-        values["budget"] = 0.5 if isinstance(self.federation.budget, MetricOf) else values["budget"]
-        FederationConfig(**values)
         text = self.data.name == "shakespeare"
         if text != isinstance(self.model, CharLSTMModel):
             raise ValueError(f"data set {self.data.name!r} does not fit model arch {self.model.arch!r}")
@@ -117,7 +134,7 @@ def _image_federation(config: Config, seed: int, locations: DataLocations):
     if data.num_classes != model.num_classes or data.train_x.shape[-1] != model.in_channels:
         raise ValueError(f"{config.data.name} has {data.num_classes} classes and {data.train_x.shape[-1]} channels; "
                          f"the model expects {model.num_classes} and {model.in_channels}")
-    rng = np.random.default_rng(derive_seed(seed, "partition"))
+    rng = np.random.default_rng(setup_seed(seed, "partition"))
     clients = config.federation.num_clients
     scheme = config.data.partition
     if scheme.scheme == "dirichlet":
@@ -135,12 +152,12 @@ def _image_federation(config: Config, seed: int, locations: DataLocations):
                    for p in parts]
     test_index = np.arange(len(data.test_y))
     if config.data.test_samples and config.data.test_samples < len(test_index):
-        test_index = np.sort(np.random.default_rng(derive_seed(seed, "test")).choice(
+        test_index = np.sort(np.random.default_rng(setup_seed(seed, "test")).choice(
             test_index, config.data.test_samples, replace=False))
     test = ClientData(_images(data.test_x[test_index], mean, std),
                       torch.from_numpy(data.test_y[test_index].astype(np.int64)))
     pool = np.concatenate(parts)
-    calibration_index = np.random.default_rng(derive_seed(seed, "calibration")).choice(
+    calibration_index = np.random.default_rng(setup_seed(seed, "calibration")).choice(
         pool, min(config.data.calibration_samples, len(pool)), replace=False)
     calibration = _images(data.train_x[np.sort(calibration_index)], mean, std)
     tv = client_tv_distances(parts, data.train_y, data.num_classes)
@@ -152,7 +169,7 @@ def _text_federation(config: Config, seed: int, locations: DataLocations):
     data = load_dataset("shakespeare", locations)
     if config.federation.num_clients != len(data.roles):
         raise ValueError(f"Shakespeare has {len(data.roles)} role-clients; num_clients is {config.federation.num_clients}")
-    rng = np.random.default_rng(derive_seed(seed, "partition"))
+    rng = np.random.default_rng(setup_seed(seed, "partition"))
     clients, labels = [], []
     for role in data.roles:
         index = np.arange(len(role.train_y))
@@ -164,7 +181,7 @@ def _text_federation(config: Config, seed: int, locations: DataLocations):
     test_x = np.concatenate([np.asarray(r.test_x) for r in data.roles])
     test_y = np.concatenate([np.asarray(r.test_y) for r in data.roles])
     if config.data.test_samples and config.data.test_samples < len(test_y):
-        pick = np.sort(np.random.default_rng(derive_seed(seed, "test")).choice(len(test_y), config.data.test_samples,
+        pick = np.sort(np.random.default_rng(setup_seed(seed, "test")).choice(len(test_y), config.data.test_samples,
                                                                                replace=False))
         test_x, test_y = test_x[pick], test_y[pick]
     test = ClientData(torch.from_numpy(test_x.astype(np.int64)), torch.from_numpy(test_y.astype(np.int64)))
@@ -186,15 +203,13 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
     locations = DataLocations(context.data_dir, context.cache_dir, context.download)
     build = _text_federation if config.data.name == "shakespeare" else _image_federation
     federated, tv, fingerprint = build(config, seed, locations)
-    caps_rng = np.random.default_rng(derive_seed(seed, "caps"))
+    caps_rng = np.random.default_rng(setup_seed(seed, "caps"))
     if config.caps.assignment == "equal_shares":
         caps = equal_share_caps(config.federation.num_clients, config.caps.tiers, rng=caps_rng)
     else:
         caps = draw_capacity_caps(config.federation.num_clients, config.caps.tiers, config.caps.probabilities,
                                   rng=caps_rng)
-    if isinstance(config.federation.budget, MetricOf):
-        raise ValueError("budget reference was not resolved before the run")
-    federation = FederationConfig(**config.federation.model_dump())
+    federation = config.federation.method()
     family = build_model_family(config.model)
     rounds = federation.rounds
 
@@ -204,6 +219,7 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
     result = run_federation(family, federated.to(context.device), federation, caps, seed,
                             device=context.device, on_round=progress, oracle_tv=tv)
     record = result.to_dict()
+    record["config"] = config.federation.model_dump(mode="json")
     record["width_costs"] = _width_costs(family, config.model, result.history)
     record["tv_distance"] = [float(t) for t in tv]
     record["client_sizes"] = [len(c) for c in federated.clients]

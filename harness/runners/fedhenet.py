@@ -38,7 +38,8 @@ from harness.datasets.locations import DataLocations
 from harness.datasets.registry import load_dataset
 from harness.runners import fedhenet_caches as caches
 from harness.runners.ckks_config import CkksConfig
-from harness.runners.context import RunContext, derive_seed
+from harness.runners.context import RunContext
+from methods.seeding import setup_seed
 from harness.runners.references import MetricOf
 from methods.energy import EnergyMeter, EnergyReading
 from methods.fedhenet import leakage, rolann
@@ -128,7 +129,7 @@ def _stratified(labels: np.ndarray, size: int | None, rng: np.random.Generator) 
 
 
 def _partition(config: Config, labels: np.ndarray, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(derive_seed(seed, "partition"))
+    rng = np.random.default_rng(setup_seed(seed, "partition"))
     scheme = config.partition
     if scheme.scheme == "iid":
         return iid_partition(len(labels), config.num_clients, rng)
@@ -149,7 +150,7 @@ class _Subset:
 
 def _subset(config: Config, context: RunContext) -> _Subset:
     data = load_dataset(config.data.name, DataLocations(context.data_dir, context.cache_dir, context.download))
-    rng = np.random.default_rng(derive_seed(config.data.subset_seed, "fedhenet-subset"))
+    rng = np.random.default_rng(setup_seed(config.data.subset_seed, "fedhenet-subset"))
     train_index = _stratified(data.train_y, config.data.train_samples, rng)
     test_index = _stratified(data.test_y, config.data.test_samples, rng)
     return _Subset(data.train_x[train_index], np.asarray(data.train_y[train_index], dtype=np.int64),
@@ -165,7 +166,7 @@ def _protocol_options(config: Config) -> dict:
 def _baseline_config(config: Config, seed: int) -> LinearFLConfig:
     return LinearFLConfig(rounds=config.rounds, batch_size=config.batch_size,
                           mu=config.prox_mu if config.method == "fedprox" else 0.0,
-                          seed=derive_seed(seed, "baseline"))
+                          seed=setup_seed(seed, "baseline"))
 
 
 def _fedhenet_fields(out: dict, encrypted: bool) -> dict:

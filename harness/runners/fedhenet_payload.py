@@ -13,7 +13,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.runners.ckks_config import CkksConfig
-from harness.runners.context import RunContext, derive_seed
+from harness.runners.context import RunContext
+from methods.seeding import setup_seed
 from methods.fedhenet.payload import Layout, ciphertext_bytes, upload
 from methods.fedhenet.secure import check_fits, create_context
 
@@ -37,7 +38,7 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
     for dim in config.feature_dims:
         check_fits(params, dim + 1)
     ctx = create_context(params)
-    rng = np.random.default_rng(derive_seed(seed, "payload-m"))
+    rng = np.random.default_rng(setup_seed(seed, "payload-m"))
     rows, ciphertexts = [], {}
     for i, dim in enumerate(config.feature_dims):
         context.progress(i / len(config.feature_dims), f"encrypting M for D = {dim}")

@@ -15,7 +15,8 @@ import math
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.runners.context import RunContext, derive_seed
+from harness.runners.context import RunContext
+from methods.seeding import setup_seed
 from methods.extraction import ExtractionMode, select_units
 
 
@@ -43,7 +44,7 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
     layer = {"layer": groups}
     rounds, uncovered, boundaries, first_trial_windows = [], [], [], []
     for trial in range(config.trials):
-        generator = torch.Generator().manual_seed(derive_seed(seed, "trial", trial))
+        generator = torch.Generator().manual_seed(setup_seed(seed, "trial", trial))
         counts = torch.zeros(groups, dtype=torch.long)
         covered_at = None
         for t in range(horizon):

@@ -76,6 +76,10 @@ class ExperimentSpec(StrictModel):
     paper: Identifier
     title: str
     kind: str
+    """An experiment kind: a registered name (`fedclaims.kinds`), `package.module:KIND` or `path/to/file.py:KIND`."""
+    metrics: list[str] = Field(default_factory=list)
+    """Metrics added to the kind for this experiment's claims: `fedclaims.metrics` names,
+    `package.module:NAME` or `path/to/file.py:NAME` (each an `ExtensionMetric`)."""
     description: str = ""
     departures: list[str] = Field(default_factory=list)
     config: dict[str, Any] = Field(default_factory=dict)

@@ -1,15 +1,16 @@
-"""The settings of one federated run."""
+"""The settings of one federated run: the round loop's, and the method's parts."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
 from methods.extraction import ExtractionMode
 from methods.federated.aggregation import Weighting
-from methods.federated.capacity import DEFAULT_TIERS
-from methods.federated.objectives import ObjectiveName
-from methods.federated.registry import resolve_policy
+from methods.federated.objectives import LocalObjective
+from methods.federated.parts import Choice
+from methods.federated.policies import AllocationPolicy, CapPolicy
+from methods.federated.rounds import RoundHook
 
 
 class ClientExecution(StrEnum):
@@ -21,12 +22,13 @@ class ClientExecution(StrEnum):
 
 @dataclass(frozen=True)
 class FederationConfig:
-    """Defaults are the HAS-FL paper's CIFAR-10 protocol (§4.1); ``budget`` is for random_budget.
+    """Defaults are the HAS-FL paper's CIFAR-10 protocol (§4.1).
 
-    ``client_execution`` "batched" trains a round's same-shape sub-models together where the
-    model family offers a stacked form; "sequential" trains one client after another (the
-    reference). Both follow the same per-client arithmetic; numbers agree up to float
-    reduction order, so the choice is part of the run's key.
+    ``policy``, ``objective`` and ``round_hook`` are the method's parts, each with its own
+    settings (`methods.federated.parts`). ``client_execution`` "batched" trains a round's
+    same-shape sub-models together where the model family offers a stacked form; "sequential"
+    trains one client after another (the reference). Both follow the same per-client
+    arithmetic; numbers agree up to float reduction order, so the choice is part of the run's key.
     """
 
     num_clients: int = 20
@@ -39,44 +41,32 @@ class FederationConfig:
     momentum: float = 0.9
     weight_decay: float = 1e-4
     clip_norm: float | None = 10.0
-    objective: str = "sgd"
-    prox_mu: float = 0.01
-    scaffold_momentum: bool = False
-    policy: str = "heterofl"
     extraction: str = "prefix"
     weighting: str = "samples"
-    p_min: float = 0.4
-    gamma: float = 0.25
-    beta: float = 0.9
-    t_norm: int = 20
-    t_warm: int = 10
-    t_adapt: int = 5
-    coverage_guarantee: bool = True
-    uniform_width: float = 0.5
-    tiers: tuple[float, ...] = DEFAULT_TIERS
-    budget: float | None = None
     eval_every: int = 1
     eval_batch_size: int = 256
     client_execution: str = "batched"
+    policy: Choice = field(default_factory=lambda: Choice.of(CapPolicy))
+    objective: Choice = field(default_factory=lambda: Choice.of(LocalObjective))
+    round_hook: Choice | None = None
 
     def __post_init__(self) -> None:
-        resolve_policy(self.policy)
         ExtractionMode(self.extraction)
         Weighting(self.weighting)
-        ObjectiveName(self.objective)
         ClientExecution(self.client_execution)
+        for role, base in (("policy", AllocationPolicy), ("objective", LocalObjective), ("round_hook", RoundHook)):
+            choice = getattr(self, role)
+            if choice is not None and not issubclass(choice.part, base):
+                raise TypeError(f"{role} must be a {base.__name__}, got {choice.part.__name__}")
         if not 1 <= self.clients_per_round <= self.num_clients:
             raise ValueError("clients_per_round must lie in [1, num_clients]")
         for name in ("rounds", "local_epochs", "batch_size", "eval_every", "eval_batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
-        if self.policy == "random_budget" and self.budget is None:
-            raise ValueError("policy 'random_budget' needs a budget")
-        if not 0.0 < self.uniform_width <= 1.0:
-            raise ValueError("uniform_width must lie in (0, 1]")
-        object.__setattr__(self, "tiers", tuple(float(t) for t in self.tiers))
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["tiers"] = list(self.tiers)
+        """Plain values; each part as its class and settings."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        for role in ("policy", "objective", "round_hook"):
+            data[role] = None if data[role] is None else data[role].describe()
         return data

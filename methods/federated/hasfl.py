@@ -5,12 +5,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 from torch import Tensor
 
 from methods.allocation import EPSILON, allocate, apply_coverage_guarantee
 from methods.federated.aggregation import ClientUpdate
 from methods.federated.estimator import HeterogeneityEstimator, divergence_estimate
-from methods.federated.policies import AllocationPolicy
+from methods.federated.parts import Settings
+from methods.federated.policies import AllocationPolicy, PolicyContext
 
 
 class HasflPolicy(AllocationPolicy):
@@ -25,6 +27,21 @@ class HasflPolicy(AllocationPolicy):
     re-allocation, which the rescaling does not change). Each adaptation records H-bar, the mean
     of H̃ after that round's estimate update and before any rescaling (Figure 4's sawtooth).
     """
+
+    class Settings(Settings):
+        """The paper's CIFAR-10 values (§4.1) by default."""
+
+        p_min: float = Field(0.4, gt=0.0, le=1.0)
+        gamma: float = Field(0.25, ge=0.0)
+        beta: float = Field(0.9, ge=0.0, lt=1.0)
+        t_norm: int = Field(20, ge=1)
+        t_warm: int = Field(10, ge=0)
+        t_adapt: int = Field(5, ge=1)
+        coverage_guarantee: bool = True
+
+    @classmethod
+    def from_context(cls, context: PolicyContext) -> HasflPolicy:
+        return cls(context.caps, **context.settings.model_dump())
 
     def __init__(self, caps: np.ndarray, *, p_min: float, gamma: float, beta: float,
                  t_warm: int, t_adapt: int, t_norm: int, coverage_guarantee: bool,

@@ -1,6 +1,7 @@
 """The round loop: allocation policy (server) x local objective (client) x aggregator (server)."""
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 
@@ -14,11 +15,13 @@ from methods.federated.config import FederationConfig
 from methods.federated.coverage import CoverageTracker
 from methods.federated.data import FederatedDataset
 from methods.federated.evaluation import evaluate
-from methods.federated.objectives import LocalSettings, build_objective
-from methods.federated.registry import build_policy
+from methods.federated.local import LocalSettings
+from methods.federated.objectives import ObjectiveContext
+from methods.federated.policies import PolicyContext
 from methods.federated.results import FederationResult, RoundRecord
 from methods.federated.round_training import train_round
-from methods.federated.seeding import numpy_rng, torch_generator
+from methods.federated.rounds import RoundContext, work_of
+from methods.seeding import numpy_rng, torch_generator
 from methods.federated.submodel import ModuleCache, Params, SubmodelView, load_params
 from methods.federated.update_statistics import update_statistics
 from methods.models.slicing import SliceableFamily
@@ -73,9 +76,13 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
     data = data.to(device)
     global_params = initial_params(family, seed, device)
     initial = {name: t.clone() for name, t in global_params.items()}
-    policy = build_policy(cfg, caps, seed, tuple(len(c) for c in data.clients), oracle_tv)
-    objective = build_objective(cfg.objective, global_params, cfg.num_clients, cfg.prox_mu,
-                                cfg.scaffold_momentum)
+    client_sizes = tuple(len(c) for c in data.clients)
+    policy = cfg.policy.part.from_context(PolicyContext(
+        cfg, cfg.policy.settings, caps, seed, client_sizes, None if oracle_tv is None else tuple(oracle_tv)))
+    objective = cfg.objective.part.from_context(ObjectiveContext(cfg.objective.settings, global_params,
+                                                                 cfg.num_clients))
+    hook = None if cfg.round_hook is None else cfg.round_hook.part.from_context(RoundContext(
+        cfg.round_hook.settings, seed, cfg.num_clients, cfg.local_epochs, client_sizes))
     tracker = CoverageTracker(family, global_params)
     modules = ModuleCache(family, device)
     random_extraction = ExtractionMode(cfg.extraction) is ExtractionMode.RANDOM
@@ -85,11 +92,13 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
     final_accuracy = final_loss = None
 
     for t in range(cfg.rounds):
-        sampled = sample_clients(seed, t, cfg.num_clients, cfg.clients_per_round)
-        widths = policy.widths(t, sampled)
+        drawn = sample_clients(seed, t, cfg.num_clients, cfg.clients_per_round)
+        widths = policy.widths(t, drawn)
+        epochs = work_of(hook, t, drawn, cfg.local_epochs)
+        sampled = [i for i in drawn if epochs[i] > 0]
         lr = cfg.lr * cfg.lr_decay ** t
-        settings = LocalSettings(cfg.local_epochs, cfg.batch_size, lr, cfg.momentum,
-                                 cfg.weight_decay, cfg.clip_norm)
+        settings = {i: LocalSettings(epochs[i], cfg.batch_size, lr, cfg.momentum, cfg.weight_decay, cfg.clip_norm)
+                    for i in sampled}
         views: dict[int, SubmodelView] = {}
         by_width: dict[float, SubmodelView] = {}  # prefix and rolling units depend on the width
         for i in sampled:
@@ -126,8 +135,11 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
             policy.observe(t, updates, mean_update)
 
         record = RoundRecord(t, sampled, [widths[i] for i in sampled],
-                             float(np.mean([widths[i] for i in sampled])), lr, _mean_loss(losses))
+                             float(np.mean([widths[i] for i in sampled])) if sampled else math.nan, lr,
+                             _mean_loss(losses))
         record.update_norms, record.update_sizes = update_statistics(updates)
+        if hook is not None:
+            record.sampled, record.local_epochs = drawn, [epochs[i] for i in sampled]
         if diverged or _should_evaluate(cfg, t):
             model = modules.get(family.groups)
             load_params(model, global_params)

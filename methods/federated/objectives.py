@@ -1,31 +1,41 @@
-"""Local objectives (client): SGD, FedProx's proximal term, SCAFFOLD's control variates."""
+"""Local objectives (client): SGD, FedProx's proximal term, SCAFFOLD's control variates.
+
+An objective is built from an `ObjectiveContext` (`from_context`), its hyperparameters in its own
+`Settings`.
+"""
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
-from enum import StrEnum
+from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 import torch.nn.functional as F
+from pydantic import Field
 from torch import Tensor, nn
 
 from methods.federated.cohort import train_cohort
 from methods.federated.data import ClientData
 from methods.federated.local import LocalResult, LocalSettings
+from methods.federated.parts import Part, Settings
 from methods.federated.submodel import Params, SubmodelView, load_params
 from methods.models.stacked import StackedModel
 
 GradCorrection = Callable[[dict[str, nn.Parameter]], None]
 
-__all__ = ["FedProxObjective", "LocalObjective", "LocalResult", "LocalSettings", "ObjectiveName",
-           "ScaffoldObjective", "build_objective", "train_local"]
+__all__ = ["FedProxObjective", "LocalObjective", "LocalResult", "LocalSettings", "ObjectiveContext",
+           "ScaffoldObjective", "train_local"]
 
 
-class ObjectiveName(StrEnum):
-    SGD = "sgd"
-    FEDPROX = "fedprox"
-    SCAFFOLD = "scaffold"
+@dataclass(frozen=True)
+class ObjectiveContext:
+    """What an objective is built from: its settings, the initial global model (server state such
+    as control variates lives in its coordinates) and the number of clients."""
+
+    settings: Any
+    global_params: Mapping[str, Tensor]
+    num_clients: int
 
 
 def _add_to_grad(parameter: nn.Parameter, value: Tensor) -> None:
@@ -72,13 +82,17 @@ def train_local(model: nn.Module, start: Mapping[str, Tensor], data: ClientData,
     return LocalResult(trained, n, steps, mean_loss, nonfinite)
 
 
-class LocalObjective:
+class LocalObjective(Part):
     """Plain SGD (FedAvg and every sub-model method).
 
     ``train`` trains one client with its module (the sequential reference); ``train_cohort``
     trains clients whose sub-models have the same shapes together through the family's stacked
     form, with the same per-client arithmetic.
     """
+
+    @classmethod
+    def from_context(cls, context: ObjectiveContext) -> LocalObjective:
+        return cls()
 
     def settings(self, base: LocalSettings) -> LocalSettings:
         return base
@@ -103,6 +117,13 @@ def _stacked(per_client: Sequence[Mapping[str, Tensor]]) -> Params:
 
 class FedProxObjective(LocalObjective):
     """Adds (mu/2)||w − w_global||² over the sub-model's coordinates (as its gradient)."""
+
+    class Settings(Settings):
+        mu: float = Field(0.01, ge=0.0)
+
+    @classmethod
+    def from_context(cls, context: ObjectiveContext) -> FedProxObjective:
+        return cls(context.settings.mu)
 
     def __init__(self, mu: float) -> None:
         self.mu = mu
@@ -136,6 +157,14 @@ class ScaffoldObjective(LocalObjective):
     ``keep_momentum`` the shared optimizer settings are kept. Control variates live in global
     coordinates; a client's sub-model reads and writes only its slice.
     """
+
+    class Settings(Settings):
+        keep_momentum: bool = False
+        """Keep the shared optimizer's momentum and weight decay in local steps."""
+
+    @classmethod
+    def from_context(cls, context: ObjectiveContext) -> ScaffoldObjective:
+        return cls(context.global_params, context.num_clients, context.settings.keep_momentum)
 
     def __init__(self, global_params: Mapping[str, Tensor], num_clients: int,
                  keep_momentum: bool = False) -> None:
@@ -207,13 +236,3 @@ class ScaffoldObjective(LocalObjective):
                 self.server_c[name].add_(pending, alpha=1.0 / self.num_clients)
                 pending.zero_()
 
-
-def build_objective(name: ObjectiveName | str, global_params: Mapping[str, Tensor],
-                    num_clients: int, prox_mu: float, scaffold_momentum: bool) -> LocalObjective:
-    """The objective named ``name`` with its settings."""
-    name = ObjectiveName(name)
-    if name is ObjectiveName.SGD:
-        return LocalObjective()
-    if name is ObjectiveName.FEDPROX:
-        return FedProxObjective(prox_mu)
-    return ScaffoldObjective(global_params, num_clients, scaffold_momentum)

@@ -1,22 +1,60 @@
 """Allocation policies (server): the width each sampled client trains in a round.
 
-The extraction mode (prefix, rolling, random) is chosen independently of the policy.
+The extraction mode (prefix, rolling, random) is chosen independently of the policy. A policy
+is built from a `PolicyContext` (`from_context`), its hyperparameters in its own `Settings`.
 """
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from pydantic import Field
 from torch import Tensor
 
 from methods.federated.aggregation import ClientUpdate
-from methods.federated.seeding import numpy_rng
+from methods.federated.capacity import DEFAULT_TIERS
+from methods.federated.parts import Part, Settings
+from methods.seeding import numpy_rng
+
+if TYPE_CHECKING:
+    from methods.federated.config import FederationConfig
 
 
-class AllocationPolicy(ABC):
-    """Widths per round, plus an observation hook for adaptive policies."""
+@dataclass(frozen=True)
+class PolicyContext:
+    """What a policy is built from.
+
+    ``settings``: the policy's own `Settings`, validated. ``client_sizes``: each client's number
+    of training samples (a server knows it from the updates it receives). ``oracle_tv``: each
+    client's ground-truth label skew (TV distance), which no real server has: the harness passes
+    it so that a positive control (a policy that allocates by the truth) can be audited; a
+    policy meant for real use must not read it.
+    """
+
+    config: FederationConfig
+    settings: Any
+    caps: np.ndarray
+    seed: int
+    client_sizes: tuple[int, ...] = ()
+    oracle_tv: tuple[float, ...] | None = None
+
+
+class AllocationPolicy(Part, ABC):
+    """Widths per round, plus an observation hook for adaptive policies.
+
+    ``static``: the widths are fixed by the caps and seeded draws, never by what training
+    computes (so widths, coverage and unit counts do not depend on floating-point kernels).
+    """
+
+    static: ClassVar[bool] = False
+
+    @classmethod
+    def from_context(cls, context: PolicyContext) -> AllocationPolicy:
+        """The policy for one run (a user's policy takes the context in its constructor)."""
+        return cls(context)  # type: ignore[call-arg]
 
     @abstractmethod
     def widths(self, round_index: int, sampled: Sequence[int]) -> dict[int, float]:
@@ -41,12 +79,24 @@ class AllocationPolicy(ABC):
 class FullPolicy(AllocationPolicy):
     """Every client trains the whole model (FedAvg, FedProx, SCAFFOLD)."""
 
+    static = True
+
+    @classmethod
+    def from_context(cls, context: PolicyContext) -> FullPolicy:
+        return cls()
+
     def widths(self, round_index: int, sampled: Sequence[int]) -> dict[int, float]:
         return {int(i): 1.0 for i in sampled}
 
 
 class CapPolicy(AllocationPolicy):
     """HeteroFL: every client trains at its cap."""
+
+    static = True
+
+    @classmethod
+    def from_context(cls, context: PolicyContext) -> CapPolicy:
+        return cls(context.caps)
 
     def __init__(self, caps: np.ndarray) -> None:
         self.caps = np.asarray(caps, dtype=np.float64)
@@ -57,6 +107,15 @@ class CapPolicy(AllocationPolicy):
 
 class UniformPolicy(AllocationPolicy):
     """p_i = min(width, cap_i) for every client and round (the paper's Uniform, width 0.5)."""
+
+    class Settings(Settings):
+        width: float = Field(0.5, gt=0.0, le=1.0)
+
+    static = True
+
+    @classmethod
+    def from_context(cls, context: PolicyContext) -> UniformPolicy:
+        return cls(context.caps, context.settings.width)
 
     def __init__(self, caps: np.ndarray, width: float = 0.5) -> None:
         self.caps = np.asarray(caps, dtype=np.float64)
@@ -69,6 +128,15 @@ class UniformPolicy(AllocationPolicy):
 class FjordPolicy(AllocationPolicy):
     """FjORD as the HAS-FL paper implements it: each round a fresh tier drawn uniformly from the
     tiers no larger than the client's cap (no self-distillation)."""
+
+    class Settings(Settings):
+        tiers: tuple[float, ...] = Field(DEFAULT_TIERS, min_length=1)
+
+    static = True
+
+    @classmethod
+    def from_context(cls, context: PolicyContext) -> FjordPolicy:
+        return cls(context.caps, context.settings.tiers, context.seed)
 
     def __init__(self, caps: np.ndarray, tiers: Sequence[float], seed: int) -> None:
         self.caps = np.asarray(caps, dtype=np.float64)
@@ -126,6 +194,16 @@ class RandomBudgetPolicy(AllocationPolicy):
     round's mean width over the sampled clients equals ``budget``; if the budget is at least the
     sampled clients' mean cap, every client trains at its cap. w_floor is the smallest tier.
     """
+
+    class Settings(Settings):
+        budget: float = Field(gt=0.0, le=1.0)
+        """The mean width a round's sampled clients train at (HAS-FL's realized mean capacity)."""
+        floor: float = Field(min(DEFAULT_TIERS), gt=0.0, le=1.0)
+        """The smallest width a client trains at (the smallest tier)."""
+
+    @classmethod
+    def from_context(cls, context: PolicyContext) -> RandomBudgetPolicy:
+        return cls(context.caps, context.settings.budget, context.settings.floor, context.seed)
 
     def __init__(self, caps: np.ndarray, budget: float, floor: float, seed: int) -> None:
         if not 0.0 < budget <= 1.0:

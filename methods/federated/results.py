@@ -1,29 +1,12 @@
-"""What a federated run records, and its JSON-safe form."""
+"""What a federated run records."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from torch import Tensor
 
-
-def json_safe(value: Any) -> Any:
-    """Plain JSON types; non-finite floats become None, tuples and arrays lists."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    return value
+from methods.plain import json_safe
 
 
 @dataclass
@@ -43,6 +26,14 @@ class RoundRecord:
     """Each client's update L2 norm over the coordinates it trained, in the order of `clients`."""
     update_sizes: list[int] = field(default_factory=list)
     """Each client's update size: the number of global coordinates it trained (its upload)."""
+    sampled: list[int] | None = None
+    """With a round hook: every client sampled this round, ``clients`` being those that took part."""
+    local_epochs: list[int] | None = None
+    """With a round hook: the local epochs each client of ``clients`` ran."""
+
+
+OPTIONAL_ROUND_FIELDS = ("sampled", "local_epochs")
+"""Round fields a run without a round hook leaves out of its record."""
 
 
 @dataclass
@@ -73,5 +64,6 @@ class FederationResult:
         """JSON-safe plain types (non-finite floats become None)."""
         data = {name: getattr(self, name) for name in self.__dataclass_fields__
                 if name not in ("final_params", "covered", "history")}
-        data["history"] = [vars(record) for record in self.history]
+        data["history"] = [{name: value for name, value in vars(record).items() if value is not None
+                            or name not in OPTIONAL_ROUND_FIELDS} for record in self.history]
         return json_safe(data)

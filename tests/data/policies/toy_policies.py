@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from methods.federated.policies import AllocationPolicy
-from methods.federated.registry import PolicyContext
+from methods.federated.parts import Settings
+from methods.federated.policies import AllocationPolicy, PolicyContext
 
 
 class _ByStatistic(AllocationPolicy):
     name = "statistic"
 
+    class Settings(Settings):
+        p_min: float = 0.4
+        gamma: float = 0.25
+
     def __init__(self, context: PolicyContext) -> None:
         self.caps = np.asarray(context.caps, dtype=float)
         self.statistic = self.compute(context)
         relative = self.statistic / self.statistic.mean()
-        self.allocation = np.minimum(self.caps, context.config.p_min + context.config.gamma * relative)
+        self.allocation = np.minimum(self.caps, context.settings.p_min + context.settings.gamma * relative)
         self.allocation[np.isclose(self.caps, self.caps.max())] = self.caps.max()
 
     def compute(self, context: PolicyContext) -> np.ndarray:

@@ -1,4 +1,11 @@
-"""Named random streams: every draw comes from a generator keyed by (seed, stream[, round, client])."""
+"""Named random streams: every draw of a run comes from a generator keyed by (seed, stream[, round, client]).
+
+Two encodings of a stream's name into its seed exist, each the one its draws have always used, so
+that records keep their bits: `derive_seed` for the round loop's streams (initial weights, client
+sampling, mini-batch order, extraction, policies' draws) and `setup_seed` for the draws that set a
+run up (the partition, the caps, the test and calibration subsets, trial orders, payload values).
+A new stream uses `derive_seed`.
+"""
 from __future__ import annotations
 
 import hashlib
@@ -14,6 +21,12 @@ def derive_seed(seed: int, *keys: Key) -> int:
     parts = tuple(int(k) if isinstance(k, (int, np.integer)) else str(k) for k in keys)
     digest = hashlib.sha256(repr((int(seed), *parts)).encode()).digest()
     return int.from_bytes(digest[:8], "little") >> 1
+
+
+def setup_seed(seed: int, *stream: object) -> int:
+    """A 63-bit seed for one of the draws that set a run up, e.g. (seed, 'partition')."""
+    text = "/".join([str(seed), *map(str, stream)])
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
 
 
 def torch_generator(seed: int, *keys: Key) -> torch.Generator:

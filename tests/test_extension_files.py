@@ -1,6 +1,7 @@
-"""Policy files named by specs: one-line errors, confinement to the project, machine-free keys.
+"""Extension files named by specs (here policy files): one-line errors, confinement to the
+project, machine-free keys.
 
-A policy file is code a spec makes the harness run. It is found from the project folder (not
+An extension file is code a spec makes the harness run. It is found from the project folder (not
 the working directory), runs only inside it or where the user allowed, and a file that fails at
 import is one line `path: error`, whatever it raised (sys.exit included).
 """
@@ -13,20 +14,24 @@ import pytest
 
 from harness.catalog import load_catalog
 from harness.errors import SpecError
-from harness.kinds import KINDS
+from harness import extensions
+from harness.extensions import ALLOW_CODE_PATHS_VARIABLE, CODE_ROOT_VARIABLE, UnknownExtension
+from harness.kinds import kind
 from harness.planning import run_code
-from harness.settings import ALLOW_POLICY_PATHS_VARIABLE, POLICY_ROOT_VARIABLE, Settings, policy_scope
-from methods.federated import registry
-from methods.federated.registry import UnknownPolicy, policy_sources, resolve_policy
+from harness.runners.parts import POLICIES
+from harness.settings import LEGACY_ALLOW_VARIABLE, Settings, scoped_code
 
 GOOD_POLICY = """\
 from pathlib import Path
-from methods.federated.policies import FullPolicy
+from methods.federated.policies import AllocationPolicy
 Path(__file__).with_suffix(".ran").touch()
 
-class Everyone(FullPolicy):
+class Everyone(AllocationPolicy):
     def __init__(self, context):
-        super().__init__()
+        self.context = context
+
+    def widths(self, round_index, sampled):
+        return {int(i): 1.0 for i in sampled}
 """
 
 FAILING_AT_IMPORT = {
@@ -66,7 +71,7 @@ POLICY_LINE = 14
 def _own_scope(monkeypatch):
     """Each test starts with no policy scope in the environment, and the one before is restored
     after it (Settings.from_env sets one)."""
-    for name in (POLICY_ROOT_VARIABLE, ALLOW_POLICY_PATHS_VARIABLE):
+    for name in (CODE_ROOT_VARIABLE, ALLOW_CODE_PATHS_VARIABLE, LEGACY_ALLOW_VARIABLE):
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
 
@@ -98,8 +103,8 @@ def _problems(root: Path, **overrides) -> list:
 def test_a_policy_file_failing_at_import_is_one_line_and_the_process_survives(tmp_path, name):
     source, failure = FAILING_AT_IMPORT[name]
     _write(tmp_path / "policies" / f"{name}.py", source)
-    with policy_scope(tmp_path), pytest.raises(UnknownPolicy) as raised:
-        resolve_policy(f"policies/{name}.py:Anything")
+    with scoped_code(tmp_path), pytest.raises(UnknownExtension) as raised:
+        POLICIES.load(f"policies/{name}.py:Anything")
     assert str(raised.value) == f"policies/{name}.py: {failure}"
 
 
@@ -135,14 +140,15 @@ def test_a_policy_file_outside_the_project_is_refused_without_running_it(tmp_pat
     monkeypatch.chdir(tmp_path / "elsewhere")  # where the old rule found ../elsewhere from cwd
     (problem,) = _problems(root)
     assert problem.line == POLICY_LINE and problem.field == "config.federation.policy"
-    assert "outside the project folder" in problem.message and ALLOW_POLICY_PATHS_VARIABLE in problem.message
+    assert "outside the project folder" in problem.message and ALLOW_CODE_PATHS_VARIABLE in problem.message
     assert not outside.with_suffix(".ran").exists()
 
 
-def test_a_policy_file_outside_the_project_runs_in_a_folder_the_user_allowed(tmp_path, monkeypatch):
+@pytest.mark.parametrize("variable", [ALLOW_CODE_PATHS_VARIABLE, LEGACY_ALLOW_VARIABLE])
+def test_a_policy_file_outside_the_project_runs_in_a_folder_the_user_allowed(tmp_path, monkeypatch, variable):
     outside = _outside(tmp_path)
     root = _project(tmp_path / "project", "../elsewhere/everyone.py:Everyone")
-    monkeypatch.setenv(ALLOW_POLICY_PATHS_VARIABLE, str(outside.parent))
+    monkeypatch.setenv(variable, str(outside.parent))
     assert _problems(root) == []
     assert outside.with_suffix(".ran").exists()
 
@@ -150,7 +156,7 @@ def test_a_policy_file_outside_the_project_runs_in_a_folder_the_user_allowed(tmp
 def test_the_option_allows_as_the_setting_does(tmp_path):
     outside = _outside(tmp_path)
     root = _project(tmp_path / "project", "../elsewhere/everyone.py:Everyone")
-    assert _problems(root, allowed_policy_paths=[outside.parent]) == []
+    assert _problems(root, allowed_code_paths=[outside.parent]) == []
 
 
 def test_validate_refuses_an_outside_file_unless_the_command_line_allows_it(tmp_path, capsys):
@@ -159,15 +165,16 @@ def test_validate_refuses_an_outside_file_unless_the_command_line_allows_it(tmp_
     root = _project(tmp_path / "project", "../elsewhere/everyone.py:Everyone")
     assert cli.main(["--root", str(root), "validate"]) == 2
     assert "outside the project folder" in capsys.readouterr().err and not outside.with_suffix(".ran").exists()
-    assert cli.main(["--root", str(root), "--allow-policy-path", str(outside.parent), "validate"]) == 0
+    assert cli.main(["--root", str(root), "--allow-code-path", str(outside.parent), "validate"]) == 0
     assert outside.with_suffix(".ran").exists()
+    assert cli.main(["--root", str(root), "--allow-policy-path", str(outside.parent), "validate"]) == 0
 
 
 def _code(root: Path) -> dict[str, str]:
     settings = Settings.from_env(root, store_dir=root / "store")
     loaded = load_catalog(settings.claims_dir, settings.specs_dir, settings.root).specs["policy-file"]
-    return {name: digest for name, digest in run_code(KINDS["federated_training"], loaded.resolve("a", "tiny")).items()
-            if name.startswith("policy_file")}
+    return {name: digest for name, digest in run_code(kind("federated_training"), loaded.resolve("a", "tiny")).items()
+            if name.startswith("extension_file")}
 
 
 def test_a_policy_files_key_names_it_from_the_project_on_any_machine(tmp_path, monkeypatch):
@@ -176,43 +183,38 @@ def test_a_policy_files_key_names_it_from_the_project_on_any_machine(tmp_path, m
         _write(root / "policies" / "everyone.py", GOOD_POLICY)
     monkeypatch.chdir(tmp_path)
     codes = [_code(first), _code(second)]
-    assert codes[0] == codes[1] and list(codes[0]) == ["policy_file[policies/everyone.py]"]
+    assert codes[0] == codes[1] and list(codes[0]) == ["extension_file[policies/everyone.py]"]
     _write(second / "policies" / "everyone.py", GOOD_POLICY + "# edited\n")
     assert _code(second) != codes[0]
 
 
 def _resolve_in_worker(name: str) -> list[str]:
-    resolve_policy(name)
-    return policy_sources(name)
+    POLICIES.load(name)
+    return POLICIES.sources(name)
 
 
 def test_a_spawned_worker_finds_and_may_run_what_the_driver_may(tmp_path, monkeypatch):
     outside = _outside(tmp_path)
     root = _project(tmp_path / "project", "unused")
     _write(root / "policies" / "everyone.py", GOOD_POLICY)
-    Settings.from_env(root, store_dir=root / "store", allowed_policy_paths=[outside.parent])
+    Settings.from_env(root, store_dir=root / "store", allowed_code_paths=[outside.parent])
     monkeypatch.chdir(tmp_path / "elsewhere")
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         inside = pool.apply(_resolve_in_worker, ("policies/everyone.py:Everyone",))
         allowed = pool.apply(_resolve_in_worker, ("../elsewhere/everyone.py:Everyone",))
-    assert (inside, allowed) == (["policy_file[policies/everyone.py]"], ["policy_file[../elsewhere/everyone.py]"])
+    assert (inside, allowed) == (["extension_file[policies/everyone.py]"], ["extension_file[../elsewhere/everyone.py]"])
 
 
 def test_a_module_policy_failing_at_import_is_one_line(tmp_path, monkeypatch):
     _write(tmp_path / "exiting_policy_module.py", "import sys\nsys.exit(3)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(UnknownPolicy, match=r"^exiting_policy_module: calls sys.exit\(3\) at import$"):
-        resolve_policy("exiting_policy_module:Anything")
+    with pytest.raises(UnknownExtension, match=r"^exiting_policy_module: calls sys.exit\(3\) at import$"):
+        POLICIES.load("exiting_policy_module:Anything")
 
 
 def test_scope_without_the_harness_is_the_working_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert registry.policy_scope() == registry.PolicyScope(tmp_path.resolve(), ())
-
-
-def test_the_setting_names_agree_between_harness_and_methods():
-    assert (POLICY_ROOT_VARIABLE, ALLOW_POLICY_PATHS_VARIABLE) == (registry.POLICY_ROOT_VARIABLE,
-                                                                    registry.ALLOW_POLICY_PATHS_VARIABLE)
+    assert extensions.code_scope() == extensions.CodeScope(tmp_path.resolve(), ())
 
 
 def test_audit_checks_the_policy_before_fetching_any_data(tmp_path, monkeypatch):
@@ -226,7 +228,7 @@ def test_audit_checks_the_policy_before_fetching_any_data(tmp_path, monkeypatch)
     monkeypatch.setattr(audit, "fetch_data", fetch)
     root = _project(tmp_path / "project", "heterofl", experiment="hasfl-cifar10")
     settings = Settings.from_env(root, store_dir=root / "store")
-    with pytest.raises(UnknownPolicy, match=r"^exits.py: calls sys.exit\(3\) at import$"):
+    with pytest.raises(UnknownExtension, match=r"^exits.py: calls sys.exit\(3\) at import$"):
         audit.run_audit(settings, "exits.py:Anything", "tiny", ["cifar10"])
 
 
@@ -239,4 +241,4 @@ def test_audit_names_a_command_line_file_from_the_project_and_allows_it(tmp_path
     settings = Settings.from_env(root, store_dir=root / "store")
     policy, allowed = as_project_policy("elsewhere/everyone.py:Everyone", settings)
     assert policy == "../elsewhere/everyone.py:Everyone"
-    assert outside.resolve() in allowed.allowed_policy_paths
+    assert outside.resolve() in allowed.allowed_code_paths
