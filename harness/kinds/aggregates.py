@@ -79,14 +79,17 @@ def with_client_aggregates(kind: ExperimentKind) -> ExperimentKind:
     if not kind.client_quantities:
         return kind
     tier = ", optional tier" if TIER_QUANTITY in kind.client_quantities else ""
+    example = {"quantity": next(iter(kind.client_quantities))}
     added = {}
     for name, (what, reduce) in REDUCERS.items():
         q = ", q" if name == "clients_quantile" else ""
         added[name] = Metric(f"{what} of a per-client quantity over the clients (args: quantity{tier}{q})",
-                             _compute(kind, reduce), args=_args_model(kind, name == "clients_quantile"))
+                             _compute(kind, reduce), args=_args_model(kind, name == "clients_quantile"),
+                             example_args={**example, "q": 0.5} if q else example)
     if TIER_QUANTITY in kind.client_quantities:
         added["clients_tier_ratio"] = Metric("mean of a per-client quantity over the clients of capacity tier `high` "
                                              "divided by its mean over tier `low` (args: quantity, high, low)",
-                                             _tier_ratio(kind), args=_tier_ratio_args(kind))
+                                             _tier_ratio(kind), args=_tier_ratio_args(kind),
+                                             example_args={**example, "high": 1.0, "low": 0.25})
     return dataclasses.replace(kind, metrics={**kind.metrics, **added})
 

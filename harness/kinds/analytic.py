@@ -7,7 +7,7 @@ from functools import partial
 
 from pydantic import Field
 
-from harness.kinds.base import ExperimentKind, Metric, Plot
+from harness.kinds.base import ExperimentKind, KindExample, Metric, NotApplicable, Plot
 from harness.schema.base import StrictModel
 
 
@@ -59,13 +59,15 @@ ALLOCATION_RULE = ExperimentKind(
                                   lambda r, a: r["max_allocation"] - r["min_allocation"]),
     },
     plots={"allocation_curves": Plot("allocation against relative estimate per tier", _draw_allocation)},
+    example=KindExample({"p_max": 0.75, "p_min": 0.4, "gamma": 0.25, "federation_size": 20, "ratio_max": 3.0,
+                         "ratio_step": 0.01}),
 )
 
 
 def _allocation_of(result, args: ClientArg) -> float:
     allocation = result["allocation"]
     if args.client >= len(allocation):
-        raise ValueError(f"client {args.client} does not exist; the federation has {len(allocation)} clients")
+        raise NotApplicable(f"client {args.client} does not exist; the federation has {len(allocation)} clients")
     return allocation[args.client]
 
 
@@ -76,6 +78,8 @@ ALLOCATION_EXAMPLE = ExperimentKind(
     runner="harness.runners.allocation_example",
     metrics={"allocation": Exact("allocation of one client after the rule and the guarantee",
                                   _allocation_of, args=ClientArg)},
+    example=KindExample({"h_tilde": [2.1, 0.3, 1.2], "p_max": [0.3, 0.8, 0.5], "p_min": 0.4, "gamma": 0.25,
+                         "coverage_guarantee": True}, args={"allocation": {"client": 1}}),
 )
 
 
@@ -83,7 +87,7 @@ def _width_row(result, width: float) -> dict:
     for row in result["widths"]:
         if math.isclose(row["width"], width):
             return row
-    raise ValueError(f"width {width} was not measured; measured: {[r['width'] for r in result['widths']]}")
+    raise NotApplicable(f"width {width} was not measured; measured: {[r['width'] for r in result['widths']]}")
 
 
 def _draw_cost_curves(ax, results_by_variant, labels):
@@ -114,6 +118,9 @@ SUBMODEL_COST = ExperimentKind(
         "mac_exponent": Exact("least-squares exponent k of MACs ∝ p^k", lambda r, a: r["mac_exponent"]),
     },
     plots={"cost_curves": Plot("parameter and MAC fractions against width", _draw_cost_curves)},
+    example=KindExample({"model": {"arch": "conv", "hidden": [8, 16], "in_channels": 3, "num_classes": 10,
+                                   "image_size": 32}, "widths": [0.5, 1.0]},
+                        args={"param_fraction": {"width": 0.5}, "mac_fraction": {"width": 0.5}}),
 )
 
 
@@ -125,16 +132,16 @@ def _mean_rounds(result) -> float:
 
 def _boundaries(result) -> list[dict]:
     if not result.get("cycle_boundaries"):
-        raise ValueError("this run has no cycle boundaries (set `cycles` in its config)")
+        raise NotApplicable("this run has no cycle boundaries (set `cycles` in its config)")
     return result["cycle_boundaries"]
 
 
 def _kept_groups_code(result, round_index: int) -> float:
     windows = result.get("first_trial_windows")
     if windows is None:
-        raise ValueError("this record has no first_trial_windows (recorded by the runner since the rolling example)")
+        raise NotApplicable("this record has no first_trial_windows (recorded by the runner since the rolling example)")
     if round_index >= len(windows):
-        raise ValueError(f"round {round_index} is past the {len(windows)} rounds recorded for the first trial")
+        raise NotApplicable(f"round {round_index} is past the {len(windows)} rounds recorded for the first trial")
     return float(sum(2 ** group for group in windows[round_index]))
 
 
@@ -180,4 +187,6 @@ MASK_COVERAGE = ExperimentKind(
                                    lambda r, a: _kept_groups_code(r, a.round), args=RoundArg),
     },
     plots={"coverage_cdf": Plot("fraction of trials fully covered against rounds", _draw_coverage)},
+    example=KindExample({"extraction": "rolling", "index_groups": 5, "coverage": 1, "trials": 2, "cycles": 2},
+                        args={"kept_groups_code": {"round": 1}}),
 )

@@ -18,6 +18,12 @@ class NoArgs(BaseModel):
     model_config = {"extra": "forbid"}
 
 
+class NotApplicable(ValueError):
+    """A metric or client quantity that this run's record does not have (a HAS-FL estimate of a run
+    of another policy, a width the run did not measure): the claim reading it is ERROR with this
+    message."""
+
+
 @dataclass(frozen=True)
 class Metric:
     """One number per run record."""
@@ -58,6 +64,8 @@ class Metric:
     """How the metric's definition treats evaluations whose value is missing, said in every verdict
     that meets one. None: a metric that reads evaluations refuses a record missing one (`MissingValue`:
     the claim is ERROR, naming the record, variant, seed and round; `harness.kinds.evaluations`)."""
+    example_args: Mapping[str, Any] | None = None
+    """Arguments to read an example record with, where `args` has required fields."""
 
     def is_deterministic(self, config: Mapping[str, Any]) -> bool:
         return self.deterministic(config) if callable(self.deterministic) else bool(self.deterministic)
@@ -98,6 +106,17 @@ class Plot:
 
     description: str
     draw: Callable[..., None]
+
+
+@dataclass(frozen=True)
+class KindExample:
+    """A small run of a kind (seconds on a CPU): the generic kind test validates its config, runs it
+    and reads every metric, client quantity and plot the kind declares from its record; a new spec
+    can start from it."""
+
+    config: Mapping[str, Any]
+    args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Arguments of the metrics that take them, by metric name (else the metric's `example_args`)."""
 
 
 Evidence = Literal["empirical", "analytic"]
@@ -151,6 +170,8 @@ class ExperimentKind:
     hashed into the run's key beside the runner's import closure."""
     learning: Learning | None = None
     """How the level its models learned to is read (None: the kind trains nothing)."""
+    example: KindExample | None = None
+    """A small run of this kind that every registered kind must declare (`tests/test_kinds.py`)."""
 
     @property
     def module(self) -> ModuleType:

@@ -13,7 +13,8 @@ import numpy as np
 
 from harness.kinds import federated_adaptation as adaptation
 from harness.kinds import federated_updates as updates
-from harness.kinds.base import ClientQuantity, ExperimentKind, Learning, Metric, Plot, classified
+from harness.kinds.base import (ClientQuantity, ExperimentKind, KindExample, Learning, Metric, NotApplicable, Plot,
+                                 classified)
 from harness.kinds.evaluations import Tolerance, by_round, evaluations, present_evaluations
 from harness.runners.parts import OBJECTIVES, POLICIES, ROUND_HOOKS
 
@@ -110,13 +111,13 @@ def _mean_width_of_client(result) -> list[float]:
 def _h_tilde(result) -> list[float]:
     estimates = result["client_statistics"].get("h_tilde")
     if estimates is None:
-        raise ValueError("this run has no heterogeneity estimates (only HAS-FL keeps them)")
+        raise NotApplicable("this run has no heterogeneity estimates (only HAS-FL keeps them)")
     return [math.nan if h is None else h for h in estimates]
 
 
 def _final_allocation(result) -> list[float]:
     if not result["adaptations"]:
-        raise ValueError("this run made no adaptation step (only HAS-FL re-allocates)")
+        raise NotApplicable("this run made no adaptation step (only HAS-FL re-allocates)")
     return [float(p) for p in result["adaptations"][-1]["allocation"]]
 
 
@@ -289,4 +290,10 @@ FEDERATED_TRAINING = ExperimentKind(
     },
     datasets=lambda config: [config.data.name],
     code_sources=_part_sources,
+    example=KindExample({
+        "data": {"name": "cifar10", "partition": {"scheme": "dirichlet", "alpha": 0.3}, "max_train_per_client": 16,
+                 "test_samples": 64, "calibration_samples": 16},
+        "model": {"arch": "conv", "hidden": [4, 8], "in_channels": 3, "num_classes": 10, "image_size": 32},
+        "federation": {"num_clients": 4, "clients_per_round": 4, "rounds": 3, "local_epochs": 1, "batch_size": 8,
+                       "policy": {"name": "hasfl", "t_warm": 1, "t_adapt": 1, "t_norm": 2}}}),
 )

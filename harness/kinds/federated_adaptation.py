@@ -13,13 +13,15 @@ import statistics
 
 from methods.extraction import kept_units
 
+from harness.kinds.base import NotApplicable
+
 
 def _adaptations(result) -> list[dict]:
     steps = result["adaptations"]
     if not steps:
-        raise ValueError("this run made no adaptation step (only HAS-FL re-allocates)")
+        raise NotApplicable("this run made no adaptation step (only HAS-FL re-allocates)")
     if "h_bar" not in steps[0]:
-        raise ValueError("this record has no h_bar per adaptation (made before it was recorded): re-run it")
+        raise NotApplicable("this record has no h_bar per adaptation (made before it was recorded): re-run it")
     return steps
 
 
@@ -66,7 +68,7 @@ def final_untrained_unit_fraction(result, args) -> float:
     prefix: the channels no client's final sub-model holds (nested extraction)."""
     steps = result["adaptations"]
     if not steps:
-        raise ValueError("this run made no adaptation step (only HAS-FL re-allocates)")
+        raise NotApplicable("this run made no adaptation step (only HAS-FL re-allocates)")
     largest = max(steps[-1]["allocation"])
     sizes = [len(counts) for counts in result["unit_update_counts"].values()]
     return statistics.fmean(1.0 - kept_units(n, largest) / n for n in sizes)

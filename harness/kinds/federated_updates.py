@@ -10,11 +10,13 @@ from __future__ import annotations
 import math
 import statistics
 
+from harness.kinds.base import NotApplicable
+
 
 def _per_round(result, key: str) -> list[tuple[list[int], list[float]]]:
     rounds = result["history"]
     if rounds and key not in rounds[0]:
-        raise ValueError(f"this record has no per-round '{key}' (made before updates were measured): re-run it")
+        raise NotApplicable(f"this record has no per-round '{key}' (made before updates were measured): re-run it")
     return [(r["clients"], r[key]) for r in rounds]
 
 
@@ -44,7 +46,7 @@ def upload_reduction(result, args) -> float:
 def compute_reduction(result, args) -> float:
     """One over the mean MAC fraction of the full model per client-round (training cost scales with MACs)."""
     if "width_costs" not in result:
-        raise ValueError("this record has no width_costs (made before per-client cost was measured): re-run it")
+        raise NotApplicable("this record has no width_costs (made before per-client cost was measured): re-run it")
     mac_fraction = {row["width"]: row["mac_fraction"] for row in result["width_costs"]}
     fractions = [mac_fraction[w] for r in result["history"] for w in r["widths"]]
     return 1.0 / statistics.fmean(fractions) if fractions else math.nan

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from harness.kinds.base import ExperimentKind, Learning, Metric, Plot, classified
+from harness.kinds.base import ExperimentKind, KindExample, Learning, Metric, Plot, classified
 from harness.kinds.evaluations import required
 
 
@@ -98,11 +98,11 @@ def _draw_bytes(ax, results_by_variant, labels):
 
 
 def _draw_seconds(ax, results_by_variant, labels):
-    _bars(ax, results_by_variant, labels, lambda r: r["wall_seconds"], "training seconds on cached features")
+    _bars(ax, results_by_variant, labels, lambda r: _or_nan(r.get("wall_seconds")), "training seconds on cached features")
 
 
 def _draw_pipeline_seconds(ax, results_by_variant, labels):
-    _bars(ax, results_by_variant, labels, lambda r: r["pipeline_seconds"],
+    _bars(ax, results_by_variant, labels, lambda r: _or_nan(r.get("pipeline_seconds")),
           "seconds of the whole pipeline from images")
 
 
@@ -231,4 +231,8 @@ FEDHENET = ExperimentKind(
                                       _draw_pipeline_seconds),
     },
     datasets=lambda config: [config.data.name],
+    example=KindExample({"data": {"name": "cifar10", "train_samples": 200, "test_samples": 100, "subset_seed": 0},
+                         "backbone": {"name": "efficientnet_lite0", "resolution": 32, "batch_size": 64},
+                         "partition": {"scheme": "iid", "min_size": 10}, "num_clients": 4, "method": "fedhenet",
+                         "encrypted": False}),
 )

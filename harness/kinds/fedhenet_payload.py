@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from harness.kinds.base import ExperimentKind, Metric, Plot
+from harness.kinds.base import ExperimentKind, KindExample, Metric, NotApplicable, Plot
 from harness.kinds.fedhenet import CIPHERTEXT_AGREEMENT
 from harness.schema.base import StrictModel
 
@@ -18,7 +18,7 @@ def _row(result, args: ShapeArg) -> dict:
         if row["feature_dim"] == args.feature_dim and row["client_samples"] == args.client_samples:
             return row
     measured = sorted({(r["feature_dim"], r["client_samples"]) for r in result["rows"]})
-    raise ValueError(f"(D, n_k) = ({args.feature_dim}, {args.client_samples}) was not measured; measured: {measured}")
+    raise NotApplicable(f"(D, n_k) = ({args.feature_dim}, {args.client_samples}) was not measured; measured: {measured}")
 
 
 def _field(key: str):
@@ -61,4 +61,10 @@ FEDHENET_PAYLOAD = ExperimentKind(
     },
     plots={"payload_ratio_curves": Plot("encrypted / plaintext upload against n_k, per D and layout",
                                         _draw_ratio_curves)},
+    example=KindExample({"feature_dims": [16], "client_samples": [8], "num_classes": 10, "us_per_class": True,
+                         "float_bytes": 4,
+                         "ckks": {"poly_modulus_degree": 8192, "coeff_mod_bit_sizes": [60, 40, 40, 60],
+                                  "global_scale_bits": 40}},
+                        args=dict.fromkeys(("payload_ratio", "upload_bytes_encrypted", "upload_bytes_plain", "us_bytes"),
+                                           {"feature_dim": 16, "client_samples": 8})),
 )
