@@ -130,8 +130,7 @@ def observed_from_numbers(target: LoadedSpec, obs, profile: str, numbers: dict[s
         if isinstance(obs, schema.CorrelationObservation):
             traits = (False, 0.0, False)
         else:
-            read = list(obs.of) if isinstance(obs, schema.DifferenceObservation) else list(obs.variants)
-            traits = _metric_traits(target, obs.metric, read, profile)
+            traits = _metric_traits(target, obs.metric, list(obs.variants), profile)
         series.append(_series(label, data, *traits, obs))
     return Observed(series, spread, isinstance(obs, schema.SpreadObservation))
 
@@ -140,7 +139,7 @@ def _observation_of(loaded: LoadedClaim, profile: str) -> tuple:
     """What a claim observes at a profile: its experiment, observation and spread reference."""
     expectation = loaded.claim.expect.get(profile)
     return (loaded.claim.experiment, loaded.claim.observe.model_dump_json(),
-            getattr(expectation, "within_spread_of", None))
+            expectation.spread_reference if expectation is not None else None)
 
 
 def _same_observation(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archive) -> dict | None:
@@ -175,8 +174,8 @@ def reverify(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archi
         verdict.reason = (f"not run at profile {profile!r} (the archived observations hold none of it); "
                           f"`fedclaims report --profile {profile}` runs it")
         return verdict
-    spread_of = getattr(expectation, "within_spread_of", None)
-    observed = observed_from_numbers(target, claim.observe, profile, archived["numbers"], spread_of)
+    observed = observed_from_numbers(target, claim.observe, profile, archived["numbers"],
+                                     expectation.spread_reference)
     verdict.observed = observed.text()
     verdict.numbers = archived["numbers"]
     runs = archived.get("runs") or []

@@ -28,8 +28,6 @@ from harness.studies import LoadedStudy, generated_profiles, load_studies
 from harness.yamlsource import Document, load_document
 
 TAGS = set(claim_schema.OBSERVATION_KEYS) | set(claim_schema.EXPECTATION_KEYS)
-VALUE_TESTS = (claim_schema.Between, claim_schema.Approx, claim_schema.Equals,
-               claim_schema.Below, claim_schema.Above, claim_schema.NotAbove, claim_schema.NotBelow)
 
 
 @dataclass
@@ -477,7 +475,8 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
         sub = ("expect", profile)
         if profile not in spec.profiles:
             report(sub, f"unknown profile {profile!r} of experiment {spec.experiment!r}{did_you_mean(profile, spec.profiles)}")
-        _check_expectation(obs, expectation, spec, lambda message, s=sub: report(s, message))
+        for message in expectation.fit_problems(obs, spec.variants):
+            report(sub, message)
         if profile in spec.profiles and _exact_equality_of_a_varying_mean(target, obs, expectation, profile):
             report(sub, f"equals {expectation.equals} without a tolerance, tested on the mean of '{obs.metric}', "
                         "which varies with the seed: a t-interval is never a single point, so it can never PASS "
@@ -492,16 +491,15 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
 
 def _fixed_under_spread(target: LoadedSpec, obs, expectation, profile: str) -> list[str]:
     """The variants of a spread observation whose metric the kind declares deterministic at `profile`."""
-    if not isinstance(obs, claim_schema.SpreadObservation) or isinstance(expectation, claim_schema.Skip):
+    if not isinstance(obs, claim_schema.SpreadObservation) or expectation.skips:
         return []
     metric, configs = _metric_configs(target, obs, profile)
     return [variant for variant, config in configs.items() if metric is not None and metric.is_deterministic(config)]
 
 
 def _exact_equality_of_a_varying_mean(target: LoadedSpec, obs, expectation, profile: str) -> bool:
-    if not (isinstance(expectation, claim_schema.Equals) and expectation.tolerance == 0.0
-            and expectation.of == "mean" and isinstance(obs, (claim_schema.MetricObservation,
-                                                              claim_schema.DifferenceObservation))):
+    if not (expectation.exact_equality_of_the_mean
+            and isinstance(obs, (claim_schema.MetricObservation, claim_schema.DifferenceObservation))):
         return False
     metric, configs = _metric_configs(target, obs, profile)
     return metric is not None and not all(metric.is_deterministic(config) for config in configs.values())
@@ -515,71 +513,6 @@ def _metric_configs(target: LoadedSpec, obs, profile: str) -> tuple[Any, dict[st
     except (KeyError, ValidationError, ValueError):
         return None, {}
     return metric, configs
-
-
-def _check_expectation(obs, expectation, spec: ExperimentSpec, report) -> None:
-    compare = isinstance(obs, claim_schema.CompareObservation)
-    if isinstance(expectation, claim_schema.Skip):
-        return
-    if isinstance(expectation, claim_schema.Order):
-        if not compare:
-            report("'order' needs a 'compare' observation")
-            return
-        unknown = [v for v in expectation.order if v not in obs.variants]
-        if unknown:
-            report(f"order names {unknown} which the observation does not compare ({obs.variants})")
-        elif sorted(expectation.order) != sorted(obs.variants):
-            report(f"order must rank exactly the compared variants {obs.variants}")
-        return
-    if compare:
-        report(f"a 'compare' observation needs an 'order' expectation, not {type(expectation).__name__.lower()}")
-        return
-    if isinstance(expectation, (claim_schema.Equivalent, claim_schema.WithinSpread)):
-        if not isinstance(obs, claim_schema.DifferenceObservation):
-            report(f"{type(expectation).__name__.lower()} tests a paired 'difference' observation")
-        if isinstance(expectation, claim_schema.WithinSpread) and expectation.within_spread_of not in spec.variants:
-            report(f"unknown variant {expectation.within_spread_of!r}{did_you_mean(expectation.within_spread_of, spec.variants)}")
-        return
-    if isinstance(obs, claim_schema.SpreadObservation):
-        if not isinstance(expectation, VALUE_TESTS) or getattr(expectation, "of", "mean") != "mean":
-            report("a 'spread' observation (one ratio per profile) takes a bound or a range, of the mean")
-        elif any(b <= 0 for b in _bounds(expectation)):
-            report(f"a ratio of standard deviations is positive; bound {_bounds(expectation)} cannot be met or "
-                   "missed meaningfully")
-        return
-    if isinstance(obs, claim_schema.CorrelationObservation) and isinstance(expectation, VALUE_TESTS):
-        bounds = {claim_schema.Between: lambda e: e.between, claim_schema.Approx: lambda e: (e.approx,),
-                  claim_schema.Equals: lambda e: (e.equals,), claim_schema.Below: lambda e: (e.below,),
-                  claim_schema.Above: lambda e: (e.above,), claim_schema.NotAbove: lambda e: (e.not_above,),
-                  claim_schema.NotBelow: lambda e: (e.not_below,)}[type(expectation)](expectation)
-        if any(not -1.0 <= b <= 1.0 for b in bounds):
-            report(f"a correlation lies in [-1, 1]; bound {list(bounds)} cannot be met or missed meaningfully")
-        elif _cannot_fail_for_a_correlation(expectation):
-            report(f"{describe_expectation(expectation)} holds for every correlation in [-1, 1]: it cannot fail")
-
-
-def _bounds(expectation) -> list[float]:
-    return list({claim_schema.Between: lambda e: e.between, claim_schema.Approx: lambda e: (e.approx,),
-                 claim_schema.Equals: lambda e: (e.equals,), claim_schema.Below: lambda e: (e.below,),
-                 claim_schema.Above: lambda e: (e.above,), claim_schema.NotAbove: lambda e: (e.not_above,),
-                 claim_schema.NotBelow: lambda e: (e.not_below,)}[type(expectation)](expectation))
-
-
-def _cannot_fail_for_a_correlation(expectation) -> bool:
-    """A correlation expectation whose failure region is empty (r never leaves [-1, 1])."""
-    match expectation:
-        case claim_schema.Between(between=(low, high)):
-            return low <= -1.0 and high >= 1.0
-        case claim_schema.Below(below=bound) | claim_schema.NotAbove(not_above=bound):
-            return bound >= 1.0
-        case claim_schema.Above(above=bound) | claim_schema.NotBelow(not_below=bound):
-            return bound <= -1.0
-    return False
-
-
-def describe_expectation(expectation) -> str:
-    key = next(k for k in claim_schema.EXPECTATION_KEYS if k in type(expectation).model_fields)
-    return f"{key}: {getattr(expectation, key)}"
 
 
 def load_catalog(claims_dir: Path, specs_dir: Path, root: Path | None = None, include: Iterable[Path] = ()) -> Catalog:

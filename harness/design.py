@@ -54,7 +54,7 @@ from scipy import stats as scipy_stats
 
 from harness.errors import Problem
 from harness.schema import claim as schema
-from harness.stats import PRACTICAL_UNITS, Correlation, pooled_correlation, sign_test_seeds
+from harness.stats import PRACTICAL_UNITS, Correlation, fisher_z, pooled_correlation, sign_test_seeds
 
 if TYPE_CHECKING:
     from harness.catalog import Catalog, LoadedClaim, LoadedSpec
@@ -200,10 +200,6 @@ def _t(alpha: float, df: int | None) -> float:
     return float(scipy_stats.norm.isf(alpha) if df is None else scipy_stats.t.isf(alpha, df))
 
 
-def _z(r: float) -> float:
-    return math.atanh(max(min(r, 1 - 1e-12), -1 + 1e-12))
-
-
 def _fewest_seeds(fits: Callable[[int], bool], start: int) -> int | None:
     """The smallest n in [start, PRACTICAL_UNITS] at which `fits` holds (monotone in n)."""
     if not fits(PRACTICAL_UNITS):
@@ -275,18 +271,19 @@ def _correlation_design(obs: schema.CorrelationObservation, expectation, clients
     if weight < 1:
         reason = f"{clients} clients per run leave no Fisher-z interval (it needs at least {4 + controls})"
         return False, False, None, None, reason, ""
-    if schema.admitted_range(expectation) is None:
+    if expectation.admitted().one_sided:
         return True, True, 1, 1, f"a bound on Fisher z over {clients} clients, decided from one seed", ""
-    if expectation.of == "every_seed":
+    if expectation.every_seed:
         return _per_seed_range_design(expectation, clients, controls)
     return _pooled_range_design(expectation, clients, controls, numbers)
 
 
 def _per_seed_range_design(expectation, clients: int, controls: int) -> Reading:
     """A correlation range on every seed: each seed's own interval must fit, whatever the seeds."""
-    low, high = schema.admitted_range(expectation)
+    admitted = expectation.admitted()
+    low, high = admitted.low, admitted.high
     alpha, weight = expectation.alpha, clients - 3 - controls
-    width_z = _z(high) - _z(low)
+    width_z = fisher_z(high) - fisher_z(low)
     fail_seeds = 1 if low > -1.0 or high < 1.0 else None
     interval = 2 * _t(alpha, None) / math.sqrt(weight)
     if interval <= width_z:
@@ -304,9 +301,10 @@ def _per_seed_range_design(expectation, clients: int, controls: int) -> Reading:
 
 def _pooled_range_design(expectation, clients: int, controls: int, numbers: SeriesNumbers | None) -> Reading:
     """A correlation range pooled over seeds by random effects: its interval narrows with the seeds."""
-    low, high = schema.admitted_range(expectation)
+    admitted = expectation.admitted()
+    low, high = admitted.low, admitted.high
     alpha, weight = expectation.alpha, clients - 3 - controls
-    width_z = _z(high) - _z(low)
+    width_z = fisher_z(high) - fisher_z(low)
     fail_seeds = 1 if low > -1.0 or high < 1.0 else None
     stored = _stored_tau_squared(numbers, controls)
     tau_squared, between = ((stored[0], f"τ² = {_fmt(stored[0])} from {stored[1]} stored seeds") if stored else
@@ -321,14 +319,15 @@ def _pooled_range_design(expectation, clients: int, controls: int, numbers: Seri
     return True, fail_seeds is not None, seeds, fail_seeds, reason, spread
 
 
-def _value_design(expectation, numbers: SeriesNumbers | None) -> Reading:
+def value_design(expectation, numbers: SeriesNumbers | None) -> Reading:
+    """A bound or range (an equivalence is a range) on a metric or a paired difference."""
     alpha = expectation.alpha
-    if getattr(expectation, "of", "mean") == "every_seed":
+    if expectation.every_seed:
         return _every_seed_design(expectation)
-    bounds = schema.admitted_range(expectation)
-    if bounds is None:
+    admitted = expectation.admitted()
+    if admitted.one_sided:
         return True, True, 2, 2, "a one-sided t-test of the mean needs 2 seeds", ""
-    width = bounds[1] - bounds[0]
+    width = admitted.high - admitted.low
     if width <= 0.0:
         return False, True, None, 2, ("a range of width 0 on the mean of a value that varies with the seed: a "
                                       "t-interval is never a single point"), ""
@@ -348,10 +347,10 @@ def _every_seed_design(expectation) -> Reading:
     """Every seed of a value that varies with the seed: a sign count, except for an exact value."""
     alpha = expectation.alpha
     needed = sign_test_seeds(alpha)
-    bounds = schema.admitted_range(expectation)
-    if bounds is not None and bounds[0] == bounds[1]:
+    admitted = expectation.admitted()
+    if admitted.exact:
         return True, True, 1, 1, "an exact value read on every seed", ""
-    if getattr(expectation, "negated", False):
+    if admitted.negated:
         return True, True, 1, needed, (f"'not beyond' on every seed is a sign count: FAIL needs the seeds beyond "
                                        f"the bound significant, all n of them with 0.5^n ≤ α = {alpha:g}"), ""
     return True, True, needed, 1, (f"every seed of a value that varies with the seed is a sign count: PASS needs "
@@ -359,10 +358,10 @@ def _every_seed_design(expectation) -> Reading:
 
 
 def _spread_design(expectation) -> Reading:
-    bounds = schema.admitted_range(expectation)
-    if bounds is None:
+    admitted = expectation.admitted()
+    if admitted.one_sided:
         return True, True, 2, 2, "a bound on the log ratio of seed spreads needs 2 seeds of each", ""
-    width = math.log(bounds[1] / bounds[0])
+    width = math.log(admitted.high / admitted.low)
     if width <= 0.0:
         return False, True, None, 2, "a range of width 0 on a ratio of seed spreads is never an interval", ""
     z = _t(expectation.alpha, None)
@@ -378,7 +377,7 @@ def design_of(catalog: "Catalog", claim_id: str, profile: str,
     claim = loaded.claim
     expectation = claim.expect.get(profile)
     target = catalog.specs[claim.experiment]
-    if expectation is None or isinstance(expectation, schema.Skip) or profile not in target.spec.profiles:
+    if expectation is None or expectation.skips or profile not in target.spec.profiles:
         return None
     seeds = len(target.spec.profiles[profile].seeds)
     obs = claim.observe
@@ -390,7 +389,7 @@ def design_of(catalog: "Catalog", claim_id: str, profile: str,
 
     if _fixed_by_config(target, obs, configs):
         return made((True, True, 1, 1, "fixed by the config: compared directly", ""))
-    if getattr(expectation, "of", "mean") == "every_seed" and _structural(target, obs):
+    if expectation.every_seed and _structural(target, obs):
         return made((True, True, 1, 1, "fixed by the protocol's structure or exact algebra: each seed is read "
                                        "directly", ""))
     if isinstance(obs, schema.CorrelationObservation):
@@ -399,16 +398,20 @@ def design_of(catalog: "Catalog", claim_id: str, profile: str,
         return made(_correlation_design(obs, expectation, clients, numbers))
     if isinstance(obs, schema.SpreadObservation):
         return made(_spread_design(expectation))
-    if isinstance(expectation, schema.Order):
-        if expectation.of == "every_seed":
-            return made((True, True, sign_test_seeds(expectation.alpha), 1,
-                         f"every pair in order on every seed is a sign count per pair: PASS needs all n seeds and "
-                         f"0.5^n ≤ α = {expectation.alpha:g}", ""))
-        return made((True, True, 2, 2, "paired t-tests of adjacent pairs need 2 seeds", ""))
-    if isinstance(expectation, schema.WithinSpread):
-        return made((True, True, 2, 2, "equivalence within a seed spread needs 2 seeds (more as the spreads "
-                                       "demand)", ""))
-    return made(_value_design(expectation, numbers))
+    return made(expectation.design(numbers))
+
+
+def order_design(expectation) -> Reading:
+    """An order of variants: paired t-tests of adjacent pairs, or a sign count per pair on every seed."""
+    if expectation.every_seed:
+        return (True, True, sign_test_seeds(expectation.alpha), 1,
+                f"every pair in order on every seed is a sign count per pair: PASS needs all n seeds and "
+                f"0.5^n ≤ α = {expectation.alpha:g}", "")
+    return True, True, 2, 2, "paired t-tests of adjacent pairs need 2 seeds", ""
+
+
+def within_spread_design(expectation) -> Reading:
+    return True, True, 2, 2, "equivalence within a seed spread needs 2 seeds (more as the spreads demand)", ""
 
 
 def _declared_profiles(catalog: "Catalog", loaded: "LoadedClaim") -> list[str]:

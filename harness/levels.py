@@ -62,8 +62,7 @@ def paper_accuracies(catalog: Catalog) -> dict[tuple[str, str], tuple[float, str
         paper = claim.expect.get("paper")
         if (isinstance(claim.observe, schema.MetricObservation) and len(claim.observe.variants) == 1
                 and claim.observe.metric in ACCURACY_METRICS and getattr(claim, "role", "paper") == "paper"):
-            value = (paper.approx if isinstance(paper, schema.Approx) else
-                     sum(paper.between) / 2 if isinstance(paper, schema.Between) else None)
+            value = paper.centre() if paper is not None else None
             if value is not None:
                 levels.setdefault((claim.experiment, claim.observe.variants[0]), (value, claim.id))
     return levels
@@ -165,7 +164,7 @@ class LevelReader:
             return Level("analytic", text="fixed by the protocol's structure or exact algebra")
         if metric is not None and not metric.learned:
             return Level("cost", text="a measured cost of a real pipeline: no learning level applies")
-        variants = _variants_read(claim.observe)
+        variants = list(claim.observe.variants)
         fraction, variant = self.learning(claim.experiment, variants, verdict.profile)
         if fraction is None:
             measured = self.accuracy_text(claim.experiment, variants, verdict.profile)
@@ -181,12 +180,6 @@ class LevelReader:
         return Level("learned", fraction, level_text)
 
 
-def _variants_read(obs) -> list[str]:
-    if isinstance(obs, schema.DifferenceObservation):
-        return list(obs.of)
-    return list(obs.variants)
-
-
 def _series_means(verdict) -> dict[str, float]:
     return {label: float(n["mean"]) for label, n in (verdict.numbers or {}).items()
             if n.get("mean") is not None and not label.startswith("spread reference: ")}
@@ -199,19 +192,10 @@ def _effect_below_interest(catalog: Catalog, verdict, metric) -> str:
         return ""
     loaded = catalog.claim(verdict.claim)
     expectation = loaded.claim.expect.get(verdict.profile)
-    means = _series_means(verdict)
-    if isinstance(expectation, schema._Inequality) and not expectation.negated and means:
-        effect = min(abs(mean - expectation.bound) for mean in means.values())
-    elif isinstance(expectation, schema.Order):
-        spec = catalog.specs[loaded.claim.experiment].spec
-        ordered = [means.get(f"{spec.variants[v].label or v} ({loaded.claim.observe.metric})")
-                   for v in expectation.order]
-        if any(m is None for m in ordered):
-            return ""
-        effect = min(abs(high - low) for high, low in zip(ordered, ordered[1:]))
-    else:
-        return ""
-    if effect >= metric.smallest_effect:
+    spec = catalog.specs[loaded.claim.experiment].spec
+    effect = expectation.effect(_series_means(verdict),
+                                lambda v: f"{spec.variants[v].label or v} ({loaded.claim.observe.metric})")
+    if effect is None or effect >= metric.smallest_effect:
         return ""
     return (f"the effect it rests on ({effect:.3g}) is below the smallest of interest for this metric "
             f"({metric.smallest_effect:g} {metric.unit or 'units'})")

@@ -214,4 +214,4 @@ def record_lookup(catalog: Catalog, settings: Settings, store: ResultStore, fing
 
 
 def expectation_alpha(catalog: Catalog, verdict: Verdict) -> float:
-    return getattr(catalog.claim(verdict.claim).claim.expect.get(verdict.profile), "alpha", 0.05)
+    return catalog.claim(verdict.claim).claim.alpha_at(verdict.profile)

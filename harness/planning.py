@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from harness.catalog import Catalog, LoadedClaim
 from harness.provenance import code_fingerprint, code_hash, library_versions, source_fingerprint
-from harness.schema.claim import Skip, WithinSpread
 from harness.settings import Settings
 from harness.store import ResultStore, content_key
 
@@ -53,12 +52,9 @@ class RunRequest:
 def variants_needed(loaded: LoadedClaim, profile: str) -> list[str]:
     """The variants whose records a claim reads at a profile (none if it skips there)."""
     expectation = loaded.claim.expect.get(profile)
-    if expectation is None or isinstance(expectation, Skip):
+    if expectation is None or expectation.skips:
         return []
-    variants = list(loaded.claim.observe.variants)
-    if isinstance(expectation, WithinSpread) and expectation.within_spread_of not in variants:
-        variants.append(expectation.within_spread_of)
-    return variants
+    return expectation.variants_read(loaded.claim.observe)
 
 
 VariantsFor = Callable[[LoadedClaim, str], list[str]]

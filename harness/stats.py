@@ -93,6 +93,11 @@ def equivalence(values: Sequence[float], bound: float, alpha: float) -> tuple[st
 
 # --- correlations -----------------------------------------------------------------------
 
+def fisher_z(r: float) -> float:
+    """Fisher's z of a correlation, r clipped just inside (-1, 1) so that ±1 stays finite."""
+    return math.atanh(max(min(r, 1 - 1e-12), -1 + 1e-12))
+
+
 @dataclass(frozen=True)
 class Correlation:
     """A (partial) correlation across n clients with its Fisher-z interval, or why it is undefined.
@@ -121,7 +126,7 @@ class Correlation:
 
     @property
     def z(self) -> float:
-        return math.atanh(max(min(self.r, 1 - 1e-12), -1 + 1e-12))
+        return fisher_z(self.r)
 
     @property
     def se(self) -> float:
@@ -354,7 +359,7 @@ def fisher_power(z: float, bound: float, units: int, variance_per_unit: float, u
     z, `detectable` is the smallest |r - bound| the units detect.
     """
     solver = NormalIndPower()
-    z_bound = math.atanh(max(min(bound, 1 - 1e-12), -1 + 1e-12))
+    z_bound = fisher_z(bound)
     per_unit_sd = math.sqrt(variance_per_unit)
     effect_detectable = _solve(solver, nobs1=max(units, 1), alpha=alpha, power=POWER, ratio=0.0,
                                alternative="larger") * per_unit_sd

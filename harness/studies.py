@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from harness.configs import deep_merge, nested, path_problem, resolved_config, sets_path
 from harness.errors import Problem, did_you_mean, format_field
-from harness.schema.claim import Claim, WithinSpread
+from harness.schema.claim import Claim
 from harness.schema.spec import ExperimentSpec, Profile, Study
 from harness.yamlsource import Document
 
@@ -87,11 +87,8 @@ class StudySelection:
 
 
 def observed_variants(claim: Claim, base: str) -> list[str]:
-    variants = list(claim.observe.variants)
     expectation = claim.expect.get(base)
-    if isinstance(expectation, WithinSpread) and expectation.within_spread_of not in variants:
-        variants.append(expectation.within_spread_of)
-    return variants
+    return expectation.variants_read(claim.observe) if expectation is not None else list(claim.observe.variants)
 
 
 def _text(value: Any) -> str:

@@ -12,7 +12,6 @@ from harness.pipeline import verify
 from harness.report.digest import MAX_LINES, bound_text
 from harness.report.markdown import render
 from harness.settings import Settings
-from harness.verify import describe
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)
@@ -91,7 +90,7 @@ def detail_problems(text: str, profiles: list[str]) -> list[str]:
         profile = cells[0][2:]
         loaded = CATALOG.claim(claim).claim
         expectation = loaded.expect.get(profile)
-        want = describe(expectation, loaded.observe) if expectation else "none"
+        want = expectation.describe(loaded.observe) if expectation else "none"
         if not cells[1].startswith(" ".join(want.split()).replace("|", "\\|")):
             problems.append(f"line {number}: {claim} at {profile}: shows {cells[1][:80]!r}, tested {want!r}")
     return problems

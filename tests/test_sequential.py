@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 from scipy import stats as scipy_stats
 
-import harness.verify as verify_module
+import harness.verdicts.values as values_module
 from harness.cli import main
 from harness.observe import Observed, Series
 from harness.planning import PendingDependency, request_for
@@ -80,8 +80,8 @@ def test_peeking_after_every_seed_keeps_false_verdicts_at_alpha_under_the_rule(m
     decisions equal those of the one-sided t-tests on the same seeds, trial by trial, and those
     t-tests, on many more paths (drawn apart from the calibration's), keep each rate at or below α
     up to their Monte-Carlo error."""
-    monkeypatch.setattr(verify_module, "t_power", lambda *args, **kwargs: None)  # not part of any status
-    monkeypatch.setattr(verify_module, "inclusion_power", lambda *args, **kwargs: None)
+    monkeypatch.setattr(values_module, "t_power", lambda *args, **kwargs: None)  # not part of any status
+    monkeypatch.setattr(values_module, "inclusion_power", lambda *args, **kwargs: None)
     first, last, trials, paths = 3, 10, 400, 200_000
     looks = Looks.plan(ALPHA, first, planned_looks([last - first]))
     assert looks.planned == 8 and looks.seeds == tuple(range(3, 11))

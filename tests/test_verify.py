@@ -11,7 +11,7 @@ from statsmodels.stats.power import TTestPower
 from harness import stats
 from harness.observe import Observed, Series
 from harness.schema import claim as s
-from harness.verify import FAIL, INCONCLUSIVE, PASS, describe, evaluate
+from harness.verify import FAIL, INCONCLUSIVE, PASS, evaluate
 
 METRIC = s.MetricObservation(metric="m", of="a")
 TWO = s.MetricObservation(metric="m", of=["a", "b"])
@@ -74,8 +74,8 @@ def test_between_is_inclusive_and_approx_edges() -> None:
 def test_one_seed_of_a_stochastic_metric_decides_no_mean() -> None:
     for expectation in (s.Between(between=(0.4, 0.6)), s.Below(below=0.0), s.Above(above=0.0),
                         s.NotAbove(not_above=0.0), s.NotBelow(not_below=0.0)):
-        decision = evaluate(expectation, METRIC, one(-1e-9 if "below" in describe(expectation) else 1e-9))
-        assert decision.status == INCONCLUSIVE, describe(expectation)
+        decision = evaluate(expectation, METRIC, one(-1e-9 if "below" in expectation.describe() else 1e-9))
+        assert decision.status == INCONCLUSIVE, expectation.describe()
         assert "one seed" in decision.reason and decision.power.needed is None
         assert "at least 2 seeds" in decision.power.note
 
@@ -228,7 +228,7 @@ def test_within_spread() -> None:
     s.Between(between=(0.0, 1.0)), s.Between(between=(0.0, 1.0), of="every_seed"),
     s.Approx(approx=0.5, tolerance=1.0), s.Equals(equals=0.5, tolerance=1.0),
     s.Below(below=1.0), s.Above(above=0.0), s.Below(below=1.0, of="every_seed"),
-], ids=lambda e: describe(e))
+], ids=lambda e: e.describe())
 def test_nan_is_inconclusive(expectation) -> None:
     decision = evaluate(expectation, METRIC, one(0.5, math.nan, 0.5))
     assert decision.status == INCONCLUSIVE and "not a number on seeds [1]" in decision.reason

@@ -15,37 +15,9 @@ MAX_LINES = 60
 SHORT_STATUS = {"PASS": "PASS", "FAIL": "FAIL", "INCONCLUSIVE": "undecided", "SKIPPED": "—", "ERROR": "ERROR"}
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.4g}"
-
-
-def bound_text(expectation, labels: Mapping[str, str] | None = None) -> str:
+def bound_text(expectation: schema.ExpectationBase | None, labels: Mapping[str, str] | None = None) -> str:
     """A short form of what an expectation admits ('> 0', 'in [0.63, 0.77]', 'A > B > C')."""
-    every = " on every seed" if getattr(expectation, "of", "mean") == "every_seed" else ""
-    match expectation:
-        case None:
-            return "none"
-        case schema.Skip():
-            return "not tested"
-        case schema.Between(between=(low, high)):
-            return f"in [{_fmt(low)}, {_fmt(high)}]{every}"
-        case schema.Approx():
-            return f"≈ {_fmt(expectation.approx)} ± {_fmt(expectation.half_width)}{every}"
-        case schema.Equals():
-            tolerance = f" ± {_fmt(expectation.tolerance)}" if expectation.tolerance else ""
-            return f"= {_fmt(expectation.equals)}{tolerance}{every}"
-        case schema.Order():
-            names = [(labels or {}).get(v, v) for v in expectation.order]
-            return " > ".join(names) + every
-        case schema.Equivalent():
-            return f"within ±{_fmt(expectation.equivalent_within)}"
-        case schema.WithinSpread():
-            return f"within the seed spread of {(labels or {}).get(expectation.within_spread_of, expectation.within_spread_of)}"
-        case schema._Inequality():
-            relation = {"<": "<", ">": ">", "not significantly above": "not >",
-                        "not significantly below": "not <"}[expectation.relation]
-            return f"{relation} {_fmt(expectation.bound)}{every}"
-    return type(expectation).__name__
+    return expectation.brief(labels) if expectation is not None else "none"
 
 
 def tested_and_paper(catalog: Catalog, claim_id: str, profile: str) -> str:
@@ -81,7 +53,7 @@ def _observed_number(verdict) -> str:
     return parts[0] if parts else ""
 
 
-def _cell(verdict, level: Level | None) -> str:
+def _status_cell(verdict, level: Level | None) -> str:
     if verdict is None:
         return "—"
     if verdict.status == "SKIPPED":
@@ -154,7 +126,7 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
         for claim_id in claim_file.central:
             per_profile = by_claim.get(claim_id, {})
             statement = " ".join(catalog.claim(claim_id).claim.statement.split())
-            cells = [_cell(per_profile.get(p), levels.get((claim_id, p))) for p in profiles]
+            cells = [_status_cell(per_profile.get(p), levels.get((claim_id, p))) for p in profiles]
             strongest = _strongest(per_profile, profiles)
             number = (f"`{strongest.profile}`: {_observed_number(strongest)} "
                       f"({tested_and_paper(catalog, claim_id, strongest.profile)})" if strongest

@@ -9,7 +9,6 @@ expectation, observation, verdict, margin and reason, and every experiment with 
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -18,6 +17,7 @@ from harness.pipeline import Outcome, numerics_of
 from harness.provenance import git_commit, library_versions, machine
 from harness.report.figures import draw_figures
 from harness.levels import GROUPS, accuracies_from_records, accuracies_from_verdicts, level_reader
+from harness.report.cells import cell, relative
 from harness.report.digest import MAX_LINES, digest, tested_and_paper
 from harness.report.findings import evidence_of, findings, profiles_that_ran
 from harness.report.numerics import (across_numerics_lines, committed_baseline, fragility, margin_cell,
@@ -41,14 +41,6 @@ LEGEND = ("Verdicts: **PASS** the observation meets the paper's statement as enc
           "value one constant: it measures nothing); the reason says which; **ERROR** a run or the observation "
           "failed.")
 DETAIL_DIR = "report"
-
-
-def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
-def _relative(path: Path, base: Path) -> str:
-    return os.path.relpath(path, base).replace(os.sep, "/")
 
 
 def _portable(text: str, settings: Settings) -> str:
@@ -211,7 +203,7 @@ class _Report:
                  f"- this invocation: {execution.text()}",
                  f"- {len([r for r in self.records.values() if r])} records behind this report, {total:.1f} s of "
                  f"compute; every run with its store key: [{DETAIL_DIR}/runs.md]({DETAIL_DIR}/runs.md)", ""]
-        lines += [f"- store event: {_cell(event)}" for event in execution.events]
+        lines += [f"- store event: {cell(event)}" for event in execution.events]
         return lines + [""] + numerics_lines(numerics_of(self.outcome), self._numerics_counts())
 
     # --- report/<paper>.md -------------------------------------------------------------------
@@ -232,7 +224,7 @@ class _Report:
         lines = ['<a id="not-checked-here"></a>', "## Not checked here", "",
                  "Assertions of the paper that no claim encodes, and why (the claim file's `unchecked`).", ""]
         for item in listed:
-            lines.append(f"- ({_cell(item.source)}) \"{_cell(item.statement)}\" — {_cell(item.reason)}")
+            lines.append(f"- ({cell(item.source)}) \"{cell(item.statement)}\" — {cell(item.reason)}")
         return lines + [""]
 
     def claim_detail(self, claim: str) -> list[str]:
@@ -242,20 +234,20 @@ class _Report:
         labels = [evidence_of(self.catalog, claim)]
         if getattr(loaded, "quote_from", "paper") != "paper":
             labels.append(f"quoted from the {loaded.quote_from.replace('-', ' ')}")
-        lines = [f'<a id="{_anchor(claim)}"></a>', f"## `{claim}` ({_cell(first.source)}; {', '.join(labels)})", "",
-                 f"> {_cell(first.statement)}", "",
+        lines = [f'<a id="{_anchor(claim)}"></a>', f"## `{claim}` ({cell(first.source)}; {', '.join(labels)})", "",
+                 f"> {cell(first.statement)}", "",
                  "| profile | expectation tested | observed | verdict | evidence level | margin | reason |",
                  "|---|---|---|---|---|---|---|"]
         for profile in self.profiles:
             v = per_profile.get(profile)
             if v is not None:
                 level = self.levels[(claim, profile)]
-                lines.append(f"| {profile} | {_cell(v.expectation)} ({_cell(tested_and_paper(self.catalog, claim, profile))}) "
-                             f"| {_cell(v.observed) or '—'} | {ICONS[v.status]} "
-                             f"| {'—' if v.status == 'SKIPPED' else f'{level.group}: {_cell(level.text)}'} "
-                             f"| {_cell(margin_cell(v, self.baselines))} | {_cell(v.reason)} |")
+                lines.append(f"| {profile} | {cell(v.expectation)} ({cell(tested_and_paper(self.catalog, claim, profile))}) "
+                             f"| {cell(v.observed) or '—'} | {ICONS[v.status]} "
+                             f"| {'—' if v.status == 'SKIPPED' else f'{level.group}: {cell(level.text)}'} "
+                             f"| {cell(margin_cell(v, self.baselines))} | {cell(v.reason)} |")
         if loaded.note:
-            lines += ["", f"Note: {_cell(loaded.note)}"]
+            lines += ["", f"Note: {cell(loaded.note)}"]
         return lines + [""]
 
     def experiments(self, paper: str, detail_base: Path) -> list[str]:
@@ -268,19 +260,19 @@ class _Report:
             lines += [f"## Experiment `{experiment}`: {spec.title}", ""]
             for profile in self.profiles:
                 if profile in spec.profiles:
-                    lines.append(f"- `{profile}`: {_cell(spec.profiles[profile].description)} "
+                    lines.append(f"- `{profile}`: {cell(spec.profiles[profile].description)} "
                                  f"(seeds {spec.profiles[profile].seeds})")
             lines.append("")
             for profile in self.profiles:
                 for title, path in figures[profile].get(experiment, []):
-                    lines += [f"![{title} ({profile})]({_relative(path, detail_base)})", ""]
+                    lines += [f"![{title} ({profile})]({relative(path, detail_base)})", ""]
                 if profile in self.outcome.archived and not figures[profile].get(experiment):
                     for path in sorted(self.figures_dir.glob(f"{experiment}-*-{profile}.png")):
                         lines += [f"![{path.stem} ({profile}, drawn from the records behind its archived "
-                                  f"observations)]({_relative(path, detail_base)})", ""]
+                                  f"observations)]({relative(path, detail_base)})", ""]
             if spec.departures:
                 lines += ["Departures from the paper and choices where it is silent:", ""]
-                lines += [f"- {_cell(d)}" for d in spec.departures] + [""]
+                lines += [f"- {cell(d)}" for d in spec.departures] + [""]
         return lines
 
     def runs(self) -> list[str]:

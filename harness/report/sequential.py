@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.report.cells import cell
 from harness.sequential.results import added_seeds, load, not_extended, shown, summary_text
 
 
@@ -62,8 +63,4 @@ def _row(claim: dict[str, Any], data: dict[str, Any]) -> str:
              f"{claim['looks']} of {claim['planned_looks']}",
              f"{claim['alpha_at_look']:.3g} ({claim['alpha_spent']:.3g})",
              f"**{claim['status']}**", claim["stopped"], claim["reason"].split(" — power:")[0]]
-    return "| " + " | ".join(_cell(c) for c in cells) + " |"
-
-
-def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    return "| " + " | ".join(cell(c) for c in cells) + " |"

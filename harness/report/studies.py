@@ -7,7 +7,6 @@ figures with matplotlib (Agg)."""
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,10 +20,10 @@ import numpy as np  # noqa: E402
 
 from harness.catalog import Catalog, LoadedClaim  # noqa: E402
 from harness.observe import observe  # noqa: E402
+from harness.report.cells import cell, relative  # noqa: E402
 from harness.store import json_safe, wall_seconds  # noqa: E402
 from harness.schema import claim as schema  # noqa: E402
 from harness.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, observed_variants  # noqa: E402
-from harness.verify import describe  # noqa: E402
 from harness.trend import EXTRAPOLATED, MEASURED, Band, Estimate, Trend, fit_trend, heading, reading  # noqa: E402
 
 Lookup = Callable[[str, str, int, str], tuple[str, "dict | None"]]
@@ -33,22 +32,11 @@ LOG_AXIS_SPAN = 10.0
 """Figures put the axis on a log scale when its points and the paper's scale span a decade or more."""
 
 
-def paper_band(expectation) -> Band | None:
+def paper_band(expectation: schema.ExpectationBase | None) -> Band | None:
     """The values the paper's statement admits, as a range (None where it is not a range of the
     observed quantity: an order, a spread comparison, no expectation)."""
-    match expectation:
-        case schema.Between(between=(low, high)):
-            return Band(low, high)
-        case schema.Approx():
-            return Band(expectation.approx - expectation.half_width, expectation.approx + expectation.half_width)
-        case schema.Equals():
-            return Band(expectation.equals - expectation.tolerance, expectation.equals + expectation.tolerance)
-        case schema.Equivalent():
-            return Band(-expectation.equivalent_within, expectation.equivalent_within)
-        case schema._Inequality():
-            at_most = (expectation.side == "less") != expectation.negated  # not_below admits the upper side
-            return Band(-math.inf, expectation.bound) if at_most else Band(expectation.bound, math.inf)
-    return None
+    admitted = expectation.admitted() if expectation is not None else None
+    return Band(admitted.low, admitted.high) if admitted is not None else None
 
 
 @dataclass
@@ -190,9 +178,9 @@ class StudyReading:
                       f"Each point's verdict tested `{self.base}`'s expectation: {claim.tested}. The band of the "
                       f"trend is the paper's statement, not tested at these points: {claim.paper}.", ""]
             if claim.figure is not None:
-                lines += [f"![{claim.claim} against {self.axis}]({_relative(claim.figure, base)})", ""]
+                lines += [f"![{claim.claim} against {self.axis}]({relative(claim.figure, base)})", ""]
             for label in claim.labels:
-                lines += [f"| {self.axis} | {_cell(label)} | verdict |", "|---|---|---|"]
+                lines += [f"| {self.axis} | {cell(label)} | verdict |", "|---|---|---|"]
                 lines += [f"| {p.value} | {p.summary(label)} | {p.status} |" for p in claim.points]
                 lines.append("")
             for trend in claim.trends:
@@ -233,14 +221,6 @@ class StudyReading:
                        "estimated_seconds_a_run": c.estimate} for c in self.costs]})
 
 
-def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
-def _relative(path: Path, base: Path) -> str:
-    return os.path.relpath(path, base).replace(os.sep, "/")
-
-
 def _point(catalog: Catalog, study: LoadedStudy, loaded: LoadedClaim, point: StudyPoint, verdict,
            lookup: Lookup) -> PointReading:
     spec = catalog.specs[study.experiment]
@@ -259,8 +239,7 @@ def _point(catalog: Catalog, study: LoadedStudy, loaded: LoadedClaim, point: Stu
                 records[(variant, seed)] = record
     if not complete:
         return reading
-    expectation = loaded.claim.expect[study.base]
-    spread = expectation.within_spread_of if isinstance(expectation, schema.WithinSpread) else None
+    spread = loaded.claim.expect[study.base].spread_reference
     labels = {name: v.label for name, v in spec.spec.variants.items()}
     observed = observe(spec.kind, loaded.claim.observe, labels, seeds, records, spread)
     for series in observed.series:
@@ -393,7 +372,7 @@ def read_study(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], v
                   for label in labels]
         tested = loaded.claim.expect.get(study.base)
         claim = ClaimReading(claim_id, loaded.claim.statement, labels, band, _paper_text(paper), readings, trends,
-                             tested=describe(tested, loaded.claim.observe) if tested is not None else "none")
+                             tested=tested.describe(loaded.claim.observe) if tested is not None else "none")
         if labels:
             claim.figure = _draw(claim, result, figures_dir / f"study-{study.name}-{claim_id}.png")
         result.claims.append(claim)
@@ -420,10 +399,8 @@ def _paper_text(expectation) -> str:
         return f"no `{PAPER_PROFILE}` expectation"
     band = paper_band(expectation)
     if band is None:
-        key = next(k for k in schema.EXPECTATION_KEYS if k in type(expectation).model_fields)
-        return f"`{key}: {getattr(expectation, key)}` (not a range of the observed value: no band)"
-    every = " on every seed" if getattr(expectation, "of", "mean") == "every_seed" else ""
-    return f"{band.text()}{every}"
+        return f"`{expectation.as_written()}` (not a range of the observed value: no band)"
+    return band.text() + (" on every seed" if expectation.every_seed else "")
 
 
 def read_outcome(outcome, name: str, figures_dir: Path) -> StudyReading:

@@ -2,16 +2,25 @@
 
 The vocabulary is fixed: an observation names what to compute from run records,
 an expectation names the test applied to it. Nothing in a claim is evaluated as
-code.
+code. Each expectation class is the one place that says what it admits, how it
+reads, which observations it fits and which tests (`harness.verdicts`) decide it.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, Union
+import math
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, model_validator
 from pydantic_core import PydanticCustomError
 
+from harness.errors import did_you_mean
 from harness.schema.base import Identifier, StrictModel
+
+if TYPE_CHECKING:
+    from harness.design import Reading, SeriesNumbers
+    from harness.verdicts.outcome import Decision
 
 Aggregate = Literal["mean", "every_seed"]
 Alpha = Annotated[float, Field(gt=0.0, lt=0.5)]
@@ -159,11 +168,203 @@ Observation = Annotated[
 
 # --- expectations -----------------------------------------------------------
 
-class _ValueTest(StrictModel):
+def _fmt(value: float) -> str:
+    return f"{value:.4g}"
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """The values of the observed quantity an expectation admits.
+
+    A range admits [low, high], both ends included. A bound admits a half-line: `side` is the
+    alternative of its one-sided test ("less": below the bound, "greater": above it), the bound
+    itself excluded; a negated bound ('not significantly beyond') admits the bound and the other
+    side. `low` and `high` are the ends of what it admits (one of them infinite for a bound).
+    """
+
+    low: float
+    high: float
+    side: Literal["less", "greater"] | None = None
+    negated: bool = False
+
+    @classmethod
+    def beyond(cls, bound: float, side: Literal["less", "greater"], negated: bool) -> Admitted:
+        at_most = (side == "less") != negated  # 'not below' admits the upper side
+        return cls(-math.inf, bound, side, negated) if at_most else cls(bound, math.inf, side, negated)
+
+    @property
+    def one_sided(self) -> bool:
+        return self.side is not None
+
+    @property
+    def bound(self) -> float:
+        """A bound's value (the finite end of its half-line)."""
+        return self.high if math.isinf(self.low) else self.low
+
+    @property
+    def exact(self) -> bool:
+        """One exact value: a range of width 0."""
+        return self.side is None and self.low == self.high
+
+    def holds(self, value: float) -> bool:
+        """Whether one value, read on its own, meets it."""
+        if self.side is None:
+            return self.low <= value <= self.high
+        beyond = value < self.bound if self.side == "less" else value > self.bound
+        return not beyond if self.negated else beyond
+
+    def covers(self, low: float, high: float) -> bool:
+        """Whether it admits every value in [low, high] (so nothing there can contradict it)."""
+        return self.low <= low and high <= self.high
+
+
+class ExpectationBase(StrictModel):
+    """What an expectation admits, how it reads, which observations it fits, which variants it
+    reads, and how it is decided. The statistical tests themselves are `harness.verdicts`; each
+    expectation names the ones that decide it."""
+
+    @property
+    def skips(self) -> bool:
+        """No test at this profile (`skip`): the verdict is SKIPPED with its reason."""
+        return False
+
+    @property
+    def every_seed(self) -> bool:
+        """Each seed read on its own (`of: every_seed`) rather than the mean over seeds."""
+        return False
+
+    @property
+    def spread_reference(self) -> str | None:
+        """The variant whose seed-to-seed spread it is tested against (`within_spread_of`), if any."""
+        return None
+
+    def admitted(self) -> Admitted | None:
+        """The values of the observed quantity it admits; None where it is not a set of values of that
+        quantity (an order of variants, a difference within a variant's spread, a skip)."""
+        return None
+
+    @property
+    def exact_equality_of_the_mean(self) -> bool:
+        """An `equals` without a tolerance, tested on the mean over seeds."""
+        return False
+
+    def centre(self) -> float | None:
+        """The value a range is centred on (a between's midpoint, an approx's or equality's value); None
+        for a bound or a test across variants."""
+        return None
+
+    def variants_read(self, obs) -> list[str]:
+        """The variants whose records deciding it on `obs` reads: the observation's, then its spread
+        reference."""
+        variants = list(obs.variants)
+        reference = self.spread_reference
+        if reference is not None and reference not in variants:
+            variants.append(reference)
+        return variants
+
+    def claims_a_difference(self, obs, observed) -> bool:
+        """It claims a strict difference between variants: an order, or a plain (not negated)
+        inequality on a paired difference, on a ratio of two variants' spreads, or on each of several
+        variants (`observed`: the observation as read). Ranges, equalities, equivalence and 'not
+        above / not below' claim no difference, which a quantity that does not vary can meet."""
+        return False
+
+    def effect(self, means: Mapping[str, float], label: Callable[[str], str]) -> float | None:
+        """The size of the effect a verdict on it rests on, from the means of the series it read (keyed
+        by label; `label(variant)` is a variant's series): a plain bound's smallest distance from the
+        bound, an order's smallest gap between adjacent variants; None where it claims no effect."""
+        return None
+
+    def as_written(self) -> str:
+        """Its key and value as a claim file states them ('between: (0.1, 0.3)')."""
+        key = next(k for k in EXPECTATION_KEYS if k in type(self).model_fields)
+        return f"{key}: {getattr(self, key)}"
+
+    def describe(self, obs=None) -> str:
+        """A short human reading of it and of the test that decides it on the observation `obs`."""
+        raise NotImplementedError
+
+    def brief(self, labels: Mapping[str, str] | None = None) -> str:
+        """A short form of what it admits ('> 0', 'in [0.63, 0.77]', 'A > B > C'; `labels`: variant names)."""
+        raise NotImplementedError
+
+    def _every_text(self) -> str:
+        return " on every seed" if self.every_seed else ""
+
+    def fit_problems(self, obs, variants: Collection[str]) -> list[str]:
+        """Why it cannot test the observation `obs` of an experiment with `variants` (none: it fits)."""
+        if isinstance(obs, CompareObservation):
+            return [f"a 'compare' observation needs an 'order' expectation, not {type(self).__name__.lower()}"]
+        return self._fit_problems(obs, variants)
+
+    def _fit_problems(self, obs, variants: Collection[str]) -> list[str]:
+        return []
+
+    def decide(self, obs, observed) -> Decision:
+        """The decision of its test on `observed`, the observation `obs` read from the records (values
+        `harness.verify.evaluate` screened: no seed is NaN, and a comparison of variants measures something)."""
+        raise NotImplementedError
+
+    def design(self, numbers: SeriesNumbers | None) -> Reading:
+        """What its test can decide on a metric, difference or comparison before any run, and the seeds
+        each verdict needs (`harness.design`; `numbers`: the stored series for the planning spread)."""
+        raise NotImplementedError
+
+
+class _ValueTest(ExpectationBase):
     """`of: mean` tests the mean over seeds (significance level `alpha`); `of: every_seed` reads each seed."""
 
     of: Aggregate = "mean"
     alpha: Alpha = 0.05
+
+    @property
+    def every_seed(self) -> bool:
+        return self.of == "every_seed"
+
+    def _stated(self) -> list[float]:
+        """The numbers the claim file states (a range's ends, a value, a bound)."""
+        raise NotImplementedError
+
+    def _reading(self, obs) -> str:
+        """How the value is read where it is not the mean's own test: on every seed, or as a correlation's
+        Fisher z (per seed or pooled); '' for the mean of a metric."""
+        if isinstance(obs, CorrelationObservation):
+            test = self._correlation_test_text()
+            return (f" on every seed (Fisher z per seed, {test})" if self.every_seed
+                    else f" (random-effects pool of Fisher z over seeds, {test})")
+        return self._every_text()
+
+    def _correlation_test_text(self) -> str:
+        return f"{1 - 2 * self.alpha:.0%} interval"
+
+    def _mean_test_text(self) -> str:
+        return f" (mean's {1 - 2 * self.alpha:.0%} t-interval inside it)"
+
+    def _fit_problems(self, obs, variants: Collection[str]) -> list[str]:
+        if isinstance(obs, SpreadObservation):
+            if self.of != "mean":
+                return ["a 'spread' observation (one ratio per profile) takes a bound or a range, of the mean"]
+            if any(b <= 0 for b in self._stated()):
+                return [f"a ratio of standard deviations is positive; bound {self._stated()} cannot be met or "
+                        "missed meaningfully"]
+        if isinstance(obs, CorrelationObservation):
+            if any(not -1.0 <= b <= 1.0 for b in self._stated()):
+                return [f"a correlation lies in [-1, 1]; bound {self._stated()} cannot be met or missed meaningfully"]
+            admitted = self.admitted()
+            if admitted is not None and admitted.covers(-1.0, 1.0):
+                return [f"{self.as_written()} holds for every correlation in [-1, 1]: it cannot fail"]
+        return []
+
+    def decide(self, obs, observed) -> Decision:
+        """A bound or range on the ratio of two variants' seed spreads, else on each series' values."""
+        from harness.verdicts import spreads, values
+        if observed.spread_ratio:
+            return spreads.spread_ratio_test(self, *observed.series)
+        return values.each_series(self, observed.series)
+
+    def design(self, numbers: SeriesNumbers | None) -> Reading:
+        from harness.design import value_design
+        return value_design(self, numbers)
 
 
 class Between(_ValueTest):
@@ -176,6 +377,23 @@ class Between(_ValueTest):
             raise PydanticCustomError("bad_range", "range [{low}, {high}] has its lower bound above its upper bound",
                                       {"low": low, "high": high})
         return self
+
+    def admitted(self) -> Admitted:
+        return Admitted(self.between[0], self.between[1])
+
+    def centre(self) -> float:
+        return sum(self.between) / 2
+
+    def _stated(self) -> list[float]:
+        return list(self.between)
+
+    def describe(self, obs=None) -> str:
+        low, high = self.between
+        return f"in [{_fmt(low)}, {_fmt(high)}]{self._reading(obs) or self._mean_test_text()}"
+
+    def brief(self, labels: Mapping[str, str] | None = None) -> str:
+        low, high = self.between
+        return f"in [{_fmt(low)}, {_fmt(high)}]{self._every_text()}"
 
 
 class Approx(_ValueTest):
@@ -195,10 +413,48 @@ class Approx(_ValueTest):
             return self.tolerance
         return abs(self.approx) * float(self.relative_tolerance)
 
+    def admitted(self) -> Admitted:
+        return Admitted(self.approx - self.half_width, self.approx + self.half_width)
+
+    def centre(self) -> float:
+        return self.approx
+
+    def _stated(self) -> list[float]:
+        return [self.approx]
+
+    def describe(self, obs=None) -> str:
+        tolerance = (f"± {_fmt(self.tolerance)}" if self.tolerance is not None
+                     else f"± {self.relative_tolerance:.0%}")
+        return f"≈ {_fmt(self.approx)} {tolerance}{self._reading(obs) or self._mean_test_text()}"
+
+    def brief(self, labels: Mapping[str, str] | None = None) -> str:
+        return f"≈ {_fmt(self.approx)} ± {_fmt(self.half_width)}{self._every_text()}"
+
 
 class Equals(_ValueTest):
     equals: float
     tolerance: Annotated[float, Field(ge=0.0)] = 0.0
+
+    @property
+    def exact_equality_of_the_mean(self) -> bool:
+        return self.tolerance == 0.0 and self.of == "mean"
+
+    def admitted(self) -> Admitted:
+        return Admitted(self.equals - self.tolerance, self.equals + self.tolerance)
+
+    def centre(self) -> float:
+        return self.equals
+
+    def _stated(self) -> list[float]:
+        return [self.equals]
+
+    def describe(self, obs=None) -> str:
+        tolerance = f" (tolerance {_fmt(self.tolerance)})" if self.tolerance else " exactly"
+        return f"= {_fmt(self.equals)}{tolerance}{self._reading(obs)}"
+
+    def brief(self, labels: Mapping[str, str] | None = None) -> str:
+        tolerance = f" ± {_fmt(self.tolerance)}" if self.tolerance else ""
+        return f"= {_fmt(self.equals)}{tolerance}{self._every_text()}"
 
 
 class _Inequality(_ValueTest):
@@ -208,41 +464,72 @@ class _Inequality(_ValueTest):
     absence of a significant difference on that side (FAIL only if significant).
     """
 
-    side: ClassVar[str]
+    side: ClassVar[Literal["less", "greater"]]
     negated: ClassVar[bool] = False
     relation: ClassVar[str]
+    short_relation: ClassVar[str]
     bound_field: ClassVar[str]
 
     @property
     def bound(self) -> float:
         return getattr(self, self.bound_field)
 
+    def admitted(self) -> Admitted:
+        return Admitted.beyond(self.bound, self.side, self.negated)
+
+    def claims_a_difference(self, obs, observed) -> bool:
+        if self.negated or isinstance(obs, CorrelationObservation):
+            return False
+        return isinstance(obs, DifferenceObservation) or observed.spread_ratio or len(observed.series) > 1
+
+    def effect(self, means: Mapping[str, float], label: Callable[[str], str]) -> float | None:
+        if self.negated or not means:
+            return None
+        return min(abs(mean - self.bound) for mean in means.values())
+
+    def _stated(self) -> list[float]:
+        return [self.bound]
+
+    def _correlation_test_text(self) -> str:
+        return f"one-sided at α = {self.alpha}"
+
+    def _mean_test_text(self) -> str:
+        return f" (one-sided t-test of the mean, α = {self.alpha})"
+
+    def describe(self, obs=None) -> str:
+        return f"{self.relation} {_fmt(self.bound)}{self._reading(obs) or self._mean_test_text()}"
+
+    def brief(self, labels: Mapping[str, str] | None = None) -> str:
+        return f"{self.short_relation} {_fmt(self.bound)}{self._every_text()}"
+
 
 class Below(_Inequality):
     below: float
-    side, relation, bound_field = "less", "<", "below"
+    side, relation, short_relation, bound_field = "less", "<", "<", "below"
 
 
 class Above(_Inequality):
     above: float
-    side, relation, bound_field = "greater", ">", "above"
+    side, relation, short_relation, bound_field = "greater", ">", ">", "above"
 
 
 class NotAbove(_Inequality):
     """Not significantly above the bound: FAIL only if a one-sided t-test shows it is above."""
 
     not_above: float
-    side, negated, relation, bound_field = "greater", True, "not significantly above", "not_above"
+    side, negated, relation, short_relation, bound_field = (
+        "greater", True, "not significantly above", "not >", "not_above")
 
 
 class NotBelow(_Inequality):
     """Not significantly below the bound: FAIL only if a one-sided t-test shows it is below."""
 
     not_below: float
-    side, negated, relation, bound_field = "less", True, "not significantly below", "not_below"
+    side, negated, relation, short_relation, bound_field = (
+        "less", True, "not significantly below", "not <", "not_below")
 
 
-class Order(StrictModel):
+class Order(ExpectationBase):
     """Variants from highest to lowest metric: paired one-sided tests of adjacent pairs over the seeds."""
 
     order: list[Identifier] = Field(min_length=2)
@@ -254,40 +541,136 @@ class Order(StrictModel):
         _distinct(self.order, "the order")
         return self
 
+    @property
+    def every_seed(self) -> bool:
+        return self.of == "every_seed"
 
-class Equivalent(StrictModel):
+    def claims_a_difference(self, obs, observed) -> bool:
+        return True
+
+    def effect(self, means: Mapping[str, float], label: Callable[[str], str]) -> float | None:
+        ordered = [means[label(variant)] for variant in self.order if label(variant) in means]
+        if len(ordered) < len(self.order):
+            return None
+        return min(abs(high - low) for high, low in zip(ordered, ordered[1:]))
+
+    def describe(self, obs=None) -> str:
+        if self.every_seed:
+            return " > ".join(self.order) + " on every seed"
+        return " > ".join(self.order) + f" (paired one-sided t-tests of adjacent pairs, α = {self.alpha})"
+
+    def brief(self, labels: Mapping[str, str] | None = None) -> str:
+        return " > ".join((labels or {}).get(v, v) for v in self.order) + self._every_text()
+
+    def fit_problems(self, obs, variants: Collection[str]) -> list[str]:
+        if not isinstance(obs, CompareObservation):
+            return ["'order' needs a 'compare' observation"]
+        unknown = [v for v in self.order if v not in obs.variants]
+        if unknown:
+            return [f"order names {unknown} which the observation does not compare ({obs.variants})"]
+        if sorted(self.order) != sorted(obs.variants):
+            return [f"order must rank exactly the compared variants {obs.variants}"]
+        return []
+
+    def decide(self, obs, observed) -> Decision:
+        from harness.verdicts.orders import order_test
+        return order_test(self, observed, obs)
+
+    def design(self, numbers: SeriesNumbers | None) -> Reading:
+        from harness.design import order_design
+        return order_design(self)
+
+
+class _PairedDifferenceTest(ExpectationBase):
+    """A test of a paired 'difference' observation (equivalence, within a seed spread)."""
+
+    def _fit_problems(self, obs, variants: Collection[str]) -> list[str]:
+        if not isinstance(obs, DifferenceObservation):
+            return [f"{type(self).__name__.lower()} tests a paired 'difference' observation"]
+        return []
+
+
+class Equivalent(_PairedDifferenceTest):
     """Two one-sided tests: the mean lies within ±bound."""
 
     equivalent_within: Annotated[float, Field(gt=0.0)]
     alpha: Alpha = 0.05
 
+    def admitted(self) -> Admitted:
+        return Admitted(-self.equivalent_within, self.equivalent_within)
 
-class WithinSpread(StrictModel):
+    def centre(self) -> float:
+        return 0.0
+
+    def describe(self, obs=None) -> str:
+        return f"within ±{_fmt(self.equivalent_within)} (TOST, α = {self.alpha})"
+
+    def brief(self, labels: Mapping[str, str] | None = None) -> str:
+        return f"within ±{_fmt(self.equivalent_within)}"
+
+    def decide(self, obs, observed) -> Decision:
+        from harness.verdicts.equivalence import equivalence_test
+        return equivalence_test(self, observed.series[0])
+
+    def design(self, numbers: SeriesNumbers | None) -> Reading:
+        from harness.design import value_design
+        return value_design(self, numbers)
+
+
+class WithinSpread(_PairedDifferenceTest):
     """|mean paired difference| below the seed-to-seed standard deviation of a variant (equivalence
     against the spread's lower confidence bound)."""
 
     within_spread_of: Identifier
     alpha: Alpha = 0.05
 
+    @property
+    def spread_reference(self) -> str:
+        return self.within_spread_of
 
-class Skip(StrictModel):
+    def describe(self, obs=None) -> str:
+        return (f"|mean paired difference| < seed-to-seed std of {self.within_spread_of} (TOST against the "
+                f"spread's {1 - self.alpha:.0%} lower bound, α = {self.alpha})")
+
+    def brief(self, labels: Mapping[str, str] | None = None) -> str:
+        return f"within the seed spread of {(labels or {}).get(self.within_spread_of, self.within_spread_of)}"
+
+    def _fit_problems(self, obs, variants: Collection[str]) -> list[str]:
+        problems = super()._fit_problems(obs, variants)
+        if self.within_spread_of not in variants:
+            problems.append(f"unknown variant {self.within_spread_of!r}{did_you_mean(self.within_spread_of, variants)}")
+        return problems
+
+    def decide(self, obs, observed) -> Decision:
+        from harness.verdicts.equivalence import within_spread_test
+        return within_spread_test(self, observed.series[0], observed.spread)
+
+    def design(self, numbers: SeriesNumbers | None) -> Reading:
+        from harness.design import within_spread_design
+        return within_spread_design(self)
+
+
+class Skip(ExpectationBase):
     """No expectation at this profile; the verdict is SKIPPED with this reason."""
 
     skip: Annotated[str, Field(min_length=3)]
 
+    @property
+    def skips(self) -> bool:
+        return True
 
-def admitted_range(expectation) -> tuple[float, float] | None:
-    """The closed range a range expectation admits (`between`, `approx`, `equals`, and
-    `equivalent_within` as ±bound); None for a bound or another test."""
-    if isinstance(expectation, Between):
-        return expectation.between[0], expectation.between[1]
-    if isinstance(expectation, Approx):
-        return expectation.approx - expectation.half_width, expectation.approx + expectation.half_width
-    if isinstance(expectation, Equals):
-        return expectation.equals - expectation.tolerance, expectation.equals + expectation.tolerance
-    if isinstance(expectation, Equivalent):
-        return -expectation.equivalent_within, expectation.equivalent_within
-    return None
+    def describe(self, obs=None) -> str:
+        return f"none at this profile ({self.skip})"
+
+    def brief(self, labels: Mapping[str, str] | None = None) -> str:
+        return "not tested"
+
+    def fit_problems(self, obs, variants: Collection[str]) -> list[str]:
+        return []
+
+    def decide(self, obs, observed) -> Decision:
+        from harness.verdicts import outcome
+        return outcome.Decision(outcome.SKIPPED, self.skip)
 
 
 EXPECTATION_KEYS = ("between", "approx", "equals", "below", "above", "not_above", "not_below", "order",
@@ -346,6 +729,11 @@ class Claim(StrictModel):
     rejections are corrected together (Holm across the family)."""
     role: Role = "paper"
     quote_from: QuoteOrigin = "paper"
+
+    def alpha_at(self, profile: str) -> float:
+        """The significance level of its test at `profile` (the default 0.05 where it states no test there)."""
+        expectation = self.expect.get(profile)
+        return 0.05 if expectation is None or expectation.skips else expectation.alpha
 
     @model_validator(mode="after")
     def _labelled(self):

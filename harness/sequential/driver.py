@@ -183,7 +183,7 @@ class _Session:
         experiments = tuple(sorted({m.claim.experiment for m in members} & set(profile_seeds)))
         if recorded is not None and loaded.id in recorded.claims:
             return self._recorded_track(loaded, experiments, fixed, recorded)
-        alpha = getattr(loaded.claim.expect.get(self.profile), "alpha", 0.05)
+        alpha = loaded.claim.alpha_at(self.profile)
         own = loaded.claim.experiment
         first = len(profile_seeds.get(own, ())) or 1
         added = [limits[own] - len(profile_seeds[own])] if own in profile_seeds else []
@@ -390,7 +390,7 @@ def _continuing_text(recorded: Recorded, tracks: list[Track]) -> str:
 def _at_level(loaded: LoadedClaim, profile: str, alpha: float) -> LoadedClaim:
     """The claim with its expectation at `profile` tested at `alpha`."""
     expectation = loaded.claim.expect.get(profile)
-    if expectation is None or not hasattr(expectation, "alpha"):
+    if expectation is None or expectation.skips:
         return loaded
     expect = {**loaded.claim.expect, profile: expectation.model_copy(update={"alpha": alpha})}
     return replace(loaded, claim=loaded.claim.model_copy(update={"expect": expect}))
