@@ -422,6 +422,7 @@ def load_claims(claims_dir: Path, root: Path | None, specs: dict[str, LoadedSpec
             problems.extend(_problems_from(error, doc))
             continue
         papers.setdefault(claim_file.paper, claim_file)
+        on_broken_specs: dict[str, list[int]] = {}
         for index, claim in enumerate(claim_file.claims):
             path = ("claims", index)
             if claim.id in first_seen:
@@ -429,11 +430,25 @@ def load_claims(claims_dir: Path, root: Path | None, specs: dict[str, LoadedSpec
                 problems.append(doc.problem((*path, "id"), f"duplicate claim id {claim.id!r} (first at {where.file}:{where.line})"))
                 continue
             first_seen[claim.id] = doc.problem((*path, "id"), "")
+            if claim.experiment not in specs and claim.experiment in spec_ids:
+                on_broken_specs.setdefault(claim.experiment, []).append(index)
+                continue
             loaded = LoadedClaim(claim, claim_file.paper, doc, path)
             if _check_claim(loaded, specs, spec_ids, problems):
                 claims.append(loaded)
+        problems.extend(_broken_spec_problem(doc, experiment, indices) for experiment, indices in on_broken_specs.items())
         _check_families(doc, claim_file, problems)
     return claims, papers
+
+
+def _broken_spec_problem(doc: Document, experiment: str, indices: list[int]) -> Problem:
+    """One problem for the claims of a file that read an experiment whose spec has problems of its
+    own (listed at the spec's lines): at the first of them, counting the others."""
+    others = len(indices) - 1
+    more = f"; {others} more claim{'s' if others > 1 else ''} of this file read it" if others else ""
+    return doc.problem(("claims", indices[0], "experiment"),
+                       f"experiment {experiment!r} has errors of its own (see its spec file){more}; "
+                       "claims on it are checked once it loads")
 
 
 def _check_families(doc: Document, claim_file: ClaimFile, problems: list[Problem]) -> None:
@@ -459,10 +474,7 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
 
     target = specs.get(claim.experiment)
     if target is None:
-        if claim.experiment in spec_ids:
-            report(("experiment",), f"experiment {claim.experiment!r} has errors of its own (see its spec file)")
-        else:
-            report(("experiment",), f"unknown experiment {claim.experiment!r}{did_you_mean(claim.experiment, spec_ids)}")
+        report(("experiment",), f"unknown experiment {claim.experiment!r}{did_you_mean(claim.experiment, spec_ids)}")
         return False
     spec, kind = target.spec, target.kind
     if spec.paper != loaded.paper:

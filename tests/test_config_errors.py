@@ -189,3 +189,25 @@ def test_the_enum_message_helper() -> None:
     assert not_an_enum_value("'x' is not a valid NoSuchEnumAnywhere") is None
     assert not_an_enum_value("rounds must be >= 1") is None
     assert unknown("plot", "zzz", ["a", "b"]) == "unknown plot 'zzz'; valid: a, b"
+
+
+# --- one problem per spec ---------------------------------------------------------------
+
+
+def test_a_broken_spec_is_one_problem_not_one_per_claim_that_reads_it(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "claims", tmp_path / "claims")
+    shutil.copytree(REPO / "specs", tmp_path / "specs")
+    text = (tmp_path / SPEC).read_text(encoding="utf-8")
+    (tmp_path / SPEC).write_text(text.replace("objective: fedprox,", "objective: fedprx,"), encoding="utf-8")
+    catalog = load_catalog(REPO / "claims", REPO / "specs", REPO)
+    readers = [c for c in catalog.claims if c.claim.experiment == "hasfl-cifar10"]
+    assert len(readers) > 2
+
+    problems = _problems(tmp_path)
+    assert [str(p.file) for p in problems] == [SPEC, "claims/hasfl.yaml"], "\n".join(map(str, problems))
+    spec_problem, claim_problem = problems
+    assert spec_problem.field == "variants.fedprox.config.federation.objective"
+    first = readers[0]
+    assert claim_problem.field == f"claims[{first.path[1]}].experiment"
+    assert claim_problem.line == first.doc.line_of((*first.path, "experiment"))
+    assert f"{len(readers) - 1} more claims of this file read it" in claim_problem.message
