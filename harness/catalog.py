@@ -16,15 +16,8 @@ from pydantic import BaseModel, ValidationError
 
 from harness.configs import deep_merge, resolved_config, settings_at  # noqa: F401 (deep_merge: part of this module's API)
 from harness.design import design_problems
-from harness.errors import (
-    NotAnEnumValue,
-    Problem,
-    SpecError,
-    closest,
-    did_you_mean,
-    format_field,
-    not_an_enum_value,
-)
+from harness.errors import (NotAnEnumValue, Problem, SpecError, closest, did_you_mean, format_field,
+                            not_an_enum_value)
 from harness.kinds import KINDS
 from harness.kinds.base import ExperimentKind
 from harness.schema import claim as claim_schema
