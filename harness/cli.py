@@ -121,10 +121,12 @@ def cmd_vocabulary(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    """A dry listing: nothing is downloaded; data sets not here yet are named."""
+    """A dry listing with each run's estimated cost (`harness.run_costs`): nothing is downloaded;
+    data sets not here yet are named."""
     from harness.fetching import survey_data
     from harness.planning import datasets_needed, plan
     from harness.planning import variants_needed
+    from harness.run_costs import MeasuredCosts, duration, total_text
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
     profiles, variants_for = args.profile or [DEFAULT_PROFILE], variants_needed
@@ -136,15 +138,25 @@ def cmd_plan(args) -> int:
     store = ResultStore(settings.store_dir)
     data = survey_data(datasets_needed(catalog, claims, profiles, variants_for), settings)
     requests, waiting = plan(catalog, claims, profiles, settings, store, data.fingerprints, variants_for)
+    records = {request.key: store.reusable(request.key) for request in requests}
+    measured = MeasuredCosts(requests, records)
+    to_run = []
     for request in requests:
-        state = "stored" if store.reusable(request.key) else "to run"
-        print(f"{request.key[:16]}  {state:7}  {request.label}")
+        if records[request.key] is not None:
+            print(f"{request.key[:16]}  stored  {'':>8}  {request.label}")
+            continue
+        cost = measured.of(request)
+        to_run.append(cost)
+        each = "?" if cost.seconds is None else f"~{duration(cost.seconds)}"
+        print(f"{request.key[:16]}  to run  {each:>8}  {request.label}: {cost.basis}")
     for name, problem in sorted(data.problems.items()):
         print(f"data set {name}: {problem}")
     for event in store.events:
         stderr.print(f"[yellow]store:[/yellow] {event}")
-    print(f"{len(requests)} runs" + (f", and {waiting} that wait for their records" if waiting else "")
+    print(f"{len(requests)} runs: {len(requests) - len(to_run)} stored, {len(to_run)} to run"
+          + (f", and {waiting} that wait for their records (not costed)" if waiting else "")
           + (" (keys of runs on data not fetched yet change once it is)" if data.problems else ""))
+    print(f"cost: {total_text(to_run, settings.workers)}")
     return 0
 
 
