@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import baseline_file
+from harness import baseline_file, jsonedit
 from harness import drift as drift_io
 from harness.store import json_safe
 from harness.verify import ERROR, FAIL, INCONCLUSIVE, PASS, Verdict
@@ -355,8 +355,9 @@ def updated(verdicts: list[Verdict], profile: str, previous: dict[str, Any] | No
 
     Claims in `varying` observe measurements that differ between runs (timings); their entries
     compare the verdict only. With `complete` False (a selection was verified), the previous
-    entries of claims not among the verdicts are kept. `numerics`: the description of every
-    numerics fingerprint of the records behind the verdicts.
+    entries of claims not among the verdicts are kept, and so is every numerics description the
+    previous one recorded. `numerics`: the description of every numerics fingerprint of the
+    records behind the verdicts. Sections the update does not own (a note of one's own) are kept.
     """
     previous = previous or {}
     old = previous.get("claims", {})
@@ -365,14 +366,15 @@ def updated(verdicts: list[Verdict], profile: str, previous: dict[str, Any] | No
         if v.profile == profile:
             claims[v.claim] = _entry(v, old.get(v.claim, {}), varying)
     used = {fp for entry in claims.values() for fp in entry.get("numerics", [])}
-    known = {**previous.get("numerics", {}), **(numerics or {})}
+    recorded, measured = previous.get("numerics", {}), numerics or {}
+    known = {**recorded, **measured} if complete else {**measured, **recorded}
     data = {"profile": profile, "tolerance": previous.get("tolerance", DEFAULT_TOLERANCE),
             "note": previous.get("note", "Rewritten only by `fedclaims baseline update`; review its diff like code."),
             "numerics": {fp: known[fp] for fp in sorted(used) if fp in known}}
     if "drift" in previous:
         data["drift"] = previous["drift"]
     data["claims"] = dict(sorted(claims.items()))
-    return data
+    return {**previous, **data}
 
 
 def redecided(catalog, baseline: dict[str, Any], path: Path) -> tuple[dict[str, Any], list[str]]:
@@ -419,8 +421,14 @@ def _unavailable_in(catalog, entries: dict[str, Any], experiment: str) -> dict[s
 
 
 def write(path: Path, data: dict[str, Any]) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n", encoding="utf-8")
+    """Write the baseline; over an earlier file, everything whose content is unchanged keeps the
+    earlier file's text (`harness.jsonedit`), so that the diff shows only what changed."""
+    path = Path(path)
+    text = json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n"
+    if path.is_file():
+        text = jsonedit.edited(path.read_text(encoding="utf-8"), text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
 
 
 @dataclass(frozen=True)

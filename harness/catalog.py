@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -15,9 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from harness.configs import deep_merge, resolved_config  # noqa: F401 (deep_merge: part of this module's API)
+from harness.configs import deep_merge, resolved_config, settings_at  # noqa: F401 (deep_merge: part of this module's API)
 from harness.design import design_problems
-from harness.errors import Problem, SpecError, closest, did_you_mean, format_field
+from harness.errors import (NotAnEnumValue, Problem, SpecError, closest, did_you_mean, format_field,
+                            not_an_enum_value)
 from harness.extensions import ExtensionPoint, UnknownExtension
 from harness.kinds import kind as experiment_kind
 from harness.kinds.base import ExperimentKind
@@ -148,12 +149,16 @@ def _data_path(data: Any, loc: tuple) -> tuple[str | int, ...]:
     return tuple(path)
 
 
-def _message(error: dict) -> tuple[str, tuple]:
-    """The message of one pydantic error and any extra path element it points at."""
+def _message(error: dict, model: type[BaseModel] | None = None) -> tuple[str, tuple]:
+    """The message of one pydantic error and any extra path element it points at. With the model
+    that was validated (a kind's Config), an unknown key gets the closest setting at its level."""
     kind = error["type"]
     ctx = error.get("ctx") or {}
     if kind == "unknown_field":
         return error["msg"], (ctx["field"],)
+    if kind == "extra_forbidden" and model is not None and error["loc"]:
+        key = error["loc"][-1]
+        return f"unknown setting {str(key)!r}{did_you_mean(str(key), settings_at(model, error['loc'][:-1]))}", ()
     if kind in ("observation_kind", "expectation_kind") and isinstance(error.get("input"), dict):
         valid = claim_schema.OBSERVATION_KEYS if kind == "observation_kind" else claim_schema.EXPECTATION_KEYS
         for key in error["input"]:
@@ -161,12 +166,26 @@ def _message(error: dict) -> tuple[str, tuple]:
             if match:
                 return f"{error['msg']}; found {key!r}, did you mean {match!r}?", (key,)
         return error["msg"], ()
-    if kind == "literal_error":
+    if kind in ("literal_error", "enum"):
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
         return error["msg"] + did_you_mean(str(error.get("input")), expected).replace(" (valid", " (expected"), ()
+    if kind == "union_tag_invalid":
+        expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
+        field = re.fullmatch(r"'(\w+)'", str(ctx.get("discriminator", "")))
+        return error["msg"] + did_you_mean(str(ctx.get("tag")), expected), (field[1],) if field else ()
+    if kind == "value_error" and (enum_error := not_an_enum_value(str(ctx.get("error", "")))):
+        return _enum_message(enum_error, error.get("input"))
     if kind == "missing":
         return "required field is missing", ()
     return error["msg"], ()
+
+
+def _enum_message(enum_error: NotAnEnumValue, data: Any) -> tuple[str, tuple]:
+    """A validator's enum error, at the one setting of its input that holds the misspelt value."""
+    holding = [path for path, leaf in _leaves(data) if leaf == enum_error.word and path]
+    if len(holding) != 1:
+        return enum_error.text(), ()
+    return enum_error.text(what=str(holding[0][-1])), holding[0]
 
 
 def _problems_from(error: ValidationError, doc: Document, root: tuple = (), data: Any = None) -> list[Problem]:
@@ -193,12 +212,12 @@ def _config_location(doc: Document, variant: str, profile: str, loc: tuple) -> t
     return exact or max(candidates, key=lambda c: len(_existing_prefix(doc, c)))
 
 
-def _config_problems(error: ValidationError, doc: Document, variant: str, profile: str,
+def _config_problems(error: ValidationError, model: type[BaseModel], doc: Document, variant: str, profile: str,
                      merged: dict) -> list[Problem]:
-    """Problems of a resolved config, placed at the file position that set the value."""
+    """Problems of a resolved config of `model`, placed at the file position that set the value."""
     problems = []
     for item in error.errors():
-        message, extra = _message(item)
+        message, extra = _message(item, model)
         loc = (*_data_path(merged, item["loc"]), *extra)
         if item["type"] == "missing":
             loc_text = format_field((*loc, item["loc"][-1]))
@@ -221,14 +240,20 @@ def references(value: Any, path: tuple = ()) -> list[tuple[tuple, dict]]:
     return []
 
 
-def _non_finite(value: Any, path: tuple = ()) -> list[tuple]:
-    if isinstance(value, float) and not math.isfinite(value):
-        return [path]
+def _leaves(value: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
+    """Every value inside mappings and lists, with its path."""
     if isinstance(value, dict):
-        return [found for key, item in value.items() for found in _non_finite(item, (*path, key))]
-    if isinstance(value, list):
-        return [found for index, item in enumerate(value) for found in _non_finite(item, (*path, index))]
-    return []
+        for key, item in value.items():
+            yield from _leaves(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _leaves(item, (*path, index))
+    else:
+        yield path, value
+
+
+def _non_finite(value: Any) -> list[tuple]:
+    return [path for path, leaf in _leaves(value) if isinstance(leaf, float) and not math.isfinite(leaf)]
 
 
 def _reference_problems(spec: ExperimentSpec, doc: Document, kind: ExperimentKind,
@@ -372,7 +397,7 @@ def _check_spec(spec: ExperimentSpec, doc: Document, kind: ExperimentKind, probl
             try:
                 validated = kind.config_model.model_validate(merged)
             except ValidationError as error:
-                add(_config_problems(error, doc, variant, profile_name, merged))
+                add(_config_problems(error, kind.config_model, doc, variant, profile_name, merged))
                 continue
             dumped = validated.model_dump(mode="python")
             add([doc.problem(_config_location(doc, variant, profile_name, loc),
@@ -403,6 +428,7 @@ def load_claims(claims_dir: Path | list[Path], root: Path | None, specs: dict[st
             problems.extend(_problems_from(error, doc))
             continue
         papers.setdefault(claim_file.paper, claim_file)
+        on_broken_specs: dict[str, list[int]] = {}
         for index, claim in enumerate(claim_file.claims):
             path = ("claims", index)
             if claim.id in first_seen:
@@ -410,11 +436,25 @@ def load_claims(claims_dir: Path | list[Path], root: Path | None, specs: dict[st
                 problems.append(doc.problem((*path, "id"), f"duplicate claim id {claim.id!r} (first at {where.file}:{where.line})"))
                 continue
             first_seen[claim.id] = doc.problem((*path, "id"), "")
+            if claim.experiment not in specs and claim.experiment in spec_ids:
+                on_broken_specs.setdefault(claim.experiment, []).append(index)
+                continue
             loaded = LoadedClaim(claim, claim_file.paper, doc, path)
             if _check_claim(loaded, specs, spec_ids, problems):
                 claims.append(loaded)
+        problems.extend(_broken_spec_problem(doc, experiment, indices) for experiment, indices in on_broken_specs.items())
         _check_families(doc, claim_file, problems)
     return claims, papers
+
+
+def _broken_spec_problem(doc: Document, experiment: str, indices: list[int]) -> Problem:
+    """One problem for the claims of a file that read an experiment whose spec has problems of its
+    own (listed at the spec's lines): at the first of them, counting the others."""
+    others = len(indices) - 1
+    more = f"; {others} more claim{'s' if others > 1 else ''} of this file read it" if others else ""
+    return doc.problem(("claims", indices[0], "experiment"),
+                       f"experiment {experiment!r} has errors of its own (see its spec file){more}; "
+                       "claims on it are checked once it loads")
 
 
 def _check_families(doc: Document, claim_file: ClaimFile, problems: list[Problem]) -> None:
@@ -440,10 +480,7 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
 
     target = specs.get(claim.experiment)
     if target is None:
-        if claim.experiment in spec_ids:
-            report(("experiment",), f"experiment {claim.experiment!r} has errors of its own (see its spec file)")
-        else:
-            report(("experiment",), f"unknown experiment {claim.experiment!r}{did_you_mean(claim.experiment, spec_ids)}")
+        report(("experiment",), f"unknown experiment {claim.experiment!r}{did_you_mean(claim.experiment, spec_ids)}")
         return False
     spec, kind = target.spec, target.kind
     if spec.paper != loaded.paper:

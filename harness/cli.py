@@ -13,7 +13,10 @@ from harness.pipeline import DEFAULT_PROFILE, numerics_of, select, varying_claim
 from harness.settings import Settings, find_project_root
 from harness.store import ResultStore
 
-console = Console(stderr=True)
+stdout = Console()
+"""What a command answers (tables, listings, results): stdout, so that `fedclaims verify > file` keeps it."""
+stderr = Console(stderr=True)
+"""What happens on the way (progress, warnings, the files written): stderr."""
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -118,10 +121,12 @@ def cmd_vocabulary(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    """A dry listing: nothing is downloaded; data sets not here yet are named."""
+    """A dry listing with each run's estimated cost (`harness.run_costs`): nothing is downloaded;
+    data sets not here yet are named."""
     from harness.fetching import survey_data
     from harness.planning import datasets_needed, plan
     from harness.planning import variants_needed
+    from harness.run_costs import MeasuredCosts, duration, total_text
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
     profiles, variants_for = args.profile or [DEFAULT_PROFILE], variants_needed
@@ -133,15 +138,25 @@ def cmd_plan(args) -> int:
     store = ResultStore(settings.store_dir)
     data = survey_data(datasets_needed(catalog, claims, profiles, variants_for), settings)
     requests, waiting = plan(catalog, claims, profiles, settings, store, data.fingerprints, variants_for)
+    records = {request.key: store.reusable(request.key) for request in requests}
+    measured = MeasuredCosts(requests, records)
+    to_run = []
     for request in requests:
-        state = "stored" if store.reusable(request.key) else "to run"
-        print(f"{request.key[:16]}  {state:7}  {request.label}")
+        if records[request.key] is not None:
+            print(f"{request.key[:16]}  stored  {'':>8}  {request.label}")
+            continue
+        cost = measured.of(request)
+        to_run.append(cost)
+        each = "?" if cost.seconds is None else f"~{duration(cost.seconds)}"
+        print(f"{request.key[:16]}  to run  {each:>8}  {request.label}: {cost.basis}")
     for name, problem in sorted(data.problems.items()):
         print(f"data set {name}: {problem}")
     for event in store.events:
-        console.print(f"[yellow]store:[/yellow] {event}")
-    print(f"{len(requests)} runs" + (f", and {waiting} that wait for their records" if waiting else "")
+        stderr.print(f"[yellow]store:[/yellow] {event}")
+    print(f"{len(requests)} runs: {len(requests) - len(to_run)} stored, {len(to_run)} to run"
+          + (f", and {waiting} that wait for their records (not costed)" if waiting else "")
           + (" (keys of runs on data not fetched yet change once it is)" if data.problems else ""))
+    print(f"cost: {total_text(to_run, settings.workers)}")
     return 0
 
 
@@ -169,10 +184,10 @@ def cmd_study(args) -> int:
     settings = _settings(args)
     if args.from_store:
         ResultStore(settings.store_dir).check_readable()
-    outcome = verify(settings, args.paper, args.claim, run=not args.from_store, console=console,
+    outcome = verify(settings, args.paper, args.claim, run=not args.from_store, console=stderr,
                      study=args.study, points=_point_values(args.point))
-    print_verdicts(outcome.verdicts, console)
-    console.print(outcome.execution.text())
+    print_verdicts(outcome.verdicts, stdout)
+    stderr.print(outcome.execution.text())
     out = Path(args.output or f"studies/{args.study}").resolve()
     reading = read_outcome(outcome, args.study, out / "figures")
     markdown, data = out / "STUDY.md", out / "study.json"
@@ -180,8 +195,8 @@ def cmd_study(args) -> int:
     data.write_text(json.dumps(json_safe(reading.to_dict()), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     for claim in reading.claims:
         for trend in claim.trends:
-            console.print(f"{claim.claim}: {trend.label}: {trend.text}")
-    console.print(f"wrote {markdown}, {data} and {len(reading.figures)} figure(s)")
+            stdout.print(f"{claim.claim}: {trend.label}: {trend.text}")
+    stderr.print(f"wrote {markdown}, {data} and {len(reading.figures)} figure(s)")
     return 1 if not args.from_store and any(v.status == "ERROR" for v in outcome.verdicts) else 0
 
 
@@ -196,20 +211,20 @@ def _verify(args, write: bool) -> int:
     archived = tuple(lacking_trained_runs(settings, held, args.paper, args.claim)) if held else ()
     stored = stored_profiles(settings, args.paper, args.claim) if write and not args.profile else []
     render_only = tuple(p for p in stored if p not in profiles and p not in archived)
-    outcome = verify(settings, args.paper, args.claim, profiles, console=console, render_only=render_only,
+    outcome = verify(settings, args.paper, args.claim, profiles, console=stderr, render_only=render_only,
                      archive=archive, archived=archived)
-    print_verdicts(outcome.verdicts, console)
+    print_verdicts(outcome.verdicts, stdout)
     for event in outcome.execution.events:
-        console.print(f"[yellow]store:[/yellow] {event}")
-    console.print(outcome.execution.text())
+        stderr.print(f"[yellow]store:[/yellow] {event}")
+    stderr.print(outcome.execution.text())
     if render_only:
-        console.print(f"also shown, from stored records only: profile(s) {', '.join(render_only)}")
+        stdout.print(f"also shown, from stored records only: profile(s) {', '.join(render_only)}")
     for profile, provenance in outcome.archived.items():
-        console.print(f"also shown: profile {profile}, {provenance}")
+        stdout.print(f"also shown: profile {profile}, {provenance}")
     if write:
         from harness.report.markdown import write_report
         report, verdicts = write_report(outcome, settings, Path(args.output).resolve())
-        console.print(f"wrote {report} and {verdicts}")
+        stderr.print(f"wrote {report} and {verdicts}")
     errors = sum(v.status == "ERROR" for v in outcome.verdicts if v.profile in profiles)
     fails = sum(v.status == "FAIL" for v in outcome.verdicts if v.profile in profiles)
     return 1 if errors or (fails and not write) else 0
@@ -237,11 +252,11 @@ def _verify_until_decided(args) -> int:
     if args.budget is not None and args.budget < 0:
         raise ValueError("--budget is a number of minutes, at least 0")
     settings = _settings(args)
-    result = until_decided(settings, profiles[0], args.paper, args.claim, args.max_seeds, args.budget, console)
-    print_verdicts(result.outcome.verdicts, console)
+    result = until_decided(settings, profiles[0], args.paper, args.claim, args.max_seeds, args.budget, stderr)
+    print_verdicts(result.outcome.verdicts, stdout)
     path = path_for(settings.store_dir, profiles[0])  # the driver wrote it after every look and at the end
-    print_sequential(results.load(settings.store_dir, profiles[0]), console)
-    console.print(f"wrote {path}")
+    print_sequential(results.load(settings.store_dir, profiles[0]), stdout)
+    stderr.print(f"wrote {path}")
     statuses = {track.verdict.status for track in result.tracks} | {track.fixed.status for track in result.tracks}
     return 1 if {"ERROR", "FAIL"} & statuses else 0
 
@@ -265,23 +280,23 @@ def cmd_baseline(args) -> int:
         return _check_against(settings, args.against, profile, args.paper, args.claim)
     if args.action == "check":
         recorded = baseline_io.load(path)  # a missing or broken baseline fails before any run
-    outcome = verify(settings, args.paper, args.claim, profiles=[profile], console=console)
-    console.print(outcome.execution.text())
+    outcome = verify(settings, args.paper, args.claim, profiles=[profile], console=stderr)
+    stderr.print(outcome.execution.text())
     if args.action == "update":
         previous = baseline_io.load(path) if path.exists() else None
         baseline_io.write(path, baseline_io.updated(outcome.verdicts, profile, previous, varying_claims(outcome),
                                                     complete=complete, numerics=numerics_of(outcome)))
-        console.print(f"wrote {path} with {len(outcome.verdicts)} claims" + ("" if complete else " updated"))
+        stderr.print(f"wrote {path} with {len(outcome.verdicts)} claims" + ("" if complete else " updated"))
         return 0
     result = baseline_io.check(outcome.verdicts, recorded, complete=complete)
     for claim in result.claims.values():
         if claim.detects:
-            console.print(f"reach {claim.claim} ({claim.path}): detects {claim.detects}")
+            stdout.print(f"reach {claim.claim} ({claim.path}): detects {claim.detects}")
     for difference in result.differences:
-        console.print(f"[red]regression[/red] {difference}")
+        stdout.print(f"[red]regression[/red] {difference}")
     for note in result.fragile:
-        console.print(f"[yellow]fragile[/yellow] {note}")
-    console.print(f"{len(outcome.verdicts)} claims compared with {path.name}: {len(result.differences)} differences "
+        stdout.print(f"[yellow]fragile[/yellow] {note}")
+    stdout.print(f"{len(outcome.verdicts)} claims compared with {path.name}: {len(result.differences)} differences "
                   f"({result.summary()})")
     return 1 if result.differences else 0
 
@@ -290,17 +305,17 @@ def _check_against(settings, revision: str, profile: str, papers: list[str], pat
     """The selection verified at `revision` and in the working tree, here, compared bit for bit."""
     from harness import against
     commit, recorded, ran = against.revision_numbers(settings, revision, profile, papers, pattern)
-    console.print(f"at {revision} ({commit[:12]}): {ran}")
-    outcome = verify(settings, papers, pattern, profiles=[profile], console=console)
-    console.print(f"working tree: {outcome.execution.text()}")
+    stderr.print(f"at {revision} ({commit[:12]}): {ran}")
+    outcome = verify(settings, papers, pattern, profiles=[profile], console=stderr)
+    stderr.print(f"working tree: {outcome.execution.text()}")
     result = against.compare(outcome.verdicts, recorded, commit)
     for change in result.moved:
-        console.print(f"[red]moved[/red] {change.claim}: {change.text()}")
+        stdout.print(f"[red]moved[/red] {change.claim}: {change.text()}")
     for claim in result.only_here:
-        console.print(f"new {claim}: not verified at {revision}")
+        stdout.print(f"new {claim}: not verified at {revision}")
     for claim in result.only_there:
-        console.print(f"gone {claim}: verified at {revision}, not in the working tree")
-    console.print(result.summary())
+        stdout.print(f"gone {claim}: verified at {revision}, not in the working tree")
+    stdout.print(result.summary())
     return 1 if result.moved else 0
 
 
@@ -318,11 +333,11 @@ def _measure_drift(path: Path, profile: str, extra: list[str]) -> int:
     data["drift"] = drift.measure(recordings)
     baseline_io.write(path, data)
     for experiment, fingerprints in data["drift"]["numerics"].items():
-        console.print(f"{experiment}: {len(fingerprints)} distinct numerics ({', '.join(fingerprints)})")
+        stdout.print(f"{experiment}: {len(fingerprints)} distinct numerics ({', '.join(fingerprints)})")
     for group, entry in data["drift"]["groups"].items():
-        console.print(f"{group}: rms {entry['rms']:.4g}, {entry['count']} df, its series drift alike: Bartlett "
+        stdout.print(f"{group}: rms {entry['rms']:.4g}, {entry['count']} df, its series drift alike: Bartlett "
                       f"p = {entry['heterogeneity_p']:.3g}")
-    console.print(f"wrote the drift of {len(data['drift']['groups'])} groups into {path}")
+    stderr.print(f"wrote the drift of {len(data['drift']['groups'])} groups into {path}")
     return 0
 
 
@@ -332,8 +347,8 @@ def _redecide(path: Path, settings) -> int:
     data, moved = baseline_io.redecided(catalog, baseline_io.load(path), path)
     baseline_io.write(path, data)
     for line in moved:
-        console.print(f"moved: {line}")
-    console.print(f"wrote {path}: {len(data['claims'])} claims decided again from their recorded numbers, "
+        stdout.print(f"moved: {line}")
+    stderr.print(f"wrote {path}: {len(data['claims'])} claims decided again from their recorded numbers, "
                   f"{len(moved)} verdicts moved")
     return 0
 
@@ -367,7 +382,7 @@ def cmd_power(args) -> int:
     settings = _settings(args)
     ResultStore(settings.store_dir).check_readable()
     outcome = verify(settings, args.paper, args.claim, args.profile or [DEFAULT_PROFILE], run=False)
-    print_power(outcome.verdicts, console)
+    print_power(outcome.verdicts, stdout)
     return 0
 
 
@@ -378,11 +393,11 @@ def cmd_audit(args) -> int:
     settings = _settings(args)
     federations = args.federation or list(DEFAULT_FEDERATIONS)
     audit = run_audit(settings, args.policy, args.profile or DEFAULT_PROFILE, federations,
-                      DEFAULT_MARGIN if args.margin is None else args.margin, console)
+                      DEFAULT_MARGIN if args.margin is None else args.margin, stderr)
     out = Path(args.output).resolve()
     markdown, verdicts = write_audit(audit, out)
-    print_audit(audit, console)
-    console.print(f"wrote {markdown} and {verdicts}")
+    print_audit(audit, stdout)
+    stderr.print(f"wrote {markdown} and {verdicts}")
     return 1 if audit.findings else 0
 
 
@@ -489,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except SpecError as error:
-        console.print(f"[red]{len(error.problems)} problem(s) in claim/spec files:[/red]")
+        stderr.print(f"[red]{len(error.problems)} problem(s) in claim/spec files:[/red]")
         for problem in error.problems:
             print(problem, file=sys.stderr)
         return 2

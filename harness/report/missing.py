@@ -3,17 +3,15 @@
 A profile shown from stored records only (one run by hand, e.g. `learning`, whose runs take hours)
 may be partly run. Its claims without records are SKIPPED; this section says how many runs each
 experiment and variant still needs and estimates their compute from the run times measured at
-the same profile: the variant's own stored runs where there are some, otherwise the mean of the
-experiment's stored runs there (labelled as such), otherwise unknown.
+the same profile (`harness.run_costs`).
 """
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 
 from harness.datasets.registry import UNAVAILABLE
 from harness.planning import RunRequest
-from harness.store import wall_seconds
+from harness.run_costs import MeasuredCosts
 
 
 def missing_runs_section(requests: list[RunRequest], records: dict[str, dict | None], profiles: list[str],
@@ -27,23 +25,15 @@ def missing_runs_section(requests: list[RunRequest], records: dict[str, dict | N
         missing = [r for r in at_profile if records.get(r.key) is None]
         if not missing or not stored:
             continue
-        walls = defaultdict(list)
-        for request in stored:
-            if (wall := wall_seconds(records[request.key])) is not None:
-                walls[(request.experiment, request.variant)].append(wall)
-                walls[(request.experiment, None)].append(wall)
+        costs = MeasuredCosts(stored, records)
         by_variant = defaultdict(list)
         for request in missing:
-            by_variant[(request.experiment, request.variant)].append(request.seed)
+            by_variant[(request.experiment, request.variant)].append(request)
         total = 0.0
-        for (experiment, variant), seeds in by_variant.items():
-            own, experiment_walls = walls.get((experiment, variant)), walls.get((experiment, None))
-            if own:
-                each, basis = statistics.fmean(own), f"its {len(own)} stored run(s)"
-            elif experiment_walls:
-                each, basis = statistics.fmean(experiment_walls), "the experiment's stored runs (estimate)"
-            else:
-                each, basis = None, "no run of the experiment measured"
+        for (experiment, variant), requests_of_variant in by_variant.items():
+            seeds = [request.seed for request in requests_of_variant]
+            estimate = costs.of(requests_of_variant[0])
+            each, basis = estimate.seconds, estimate.basis
             cost = "unknown" if each is None else f"{each * len(seeds):,.0f} s"
             total += (each or 0.0) * len(seeds)
             rows.append(f"| {profile} | {experiment} | {variant} | {', '.join(map(str, sorted(seeds)))} | "
