@@ -17,8 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from harness.configs import deep_merge, resolved_config, settings_at  # noqa: F401 (deep_merge: part of this module's API)
 from harness.design import design_problems
-from harness.errors import (NotAnEnumValue, Problem, SpecError, closest, did_you_mean, format_field,
-                            not_an_enum_value)
+from harness.errors import Problem, SpecError, closest, did_you_mean, format_field, unknown
 from harness.extensions import ExtensionPoint, UnknownExtension
 from harness.kinds import kind as experiment_kind
 from harness.kinds.base import ExperimentKind
@@ -166,26 +165,19 @@ def _message(error: dict, model: type[BaseModel] | None = None) -> tuple[str, tu
             if match:
                 return f"{error['msg']}; found {key!r}, did you mean {match!r}?", (key,)
         return error["msg"], ()
-    if kind in ("literal_error", "enum"):
+    if kind == "enum" and error["loc"]:
+        expected = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        return unknown(str(error["loc"][-1]), error.get("input"), expected), ()
+    if kind == "literal_error":
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
         return error["msg"] + did_you_mean(str(error.get("input")), expected).replace(" (valid", " (expected"), ()
     if kind == "union_tag_invalid":
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
         field = re.fullmatch(r"'(\w+)'", str(ctx.get("discriminator", "")))
         return error["msg"] + did_you_mean(str(ctx.get("tag")), expected), (field[1],) if field else ()
-    if kind == "value_error" and (enum_error := not_an_enum_value(str(ctx.get("error", "")))):
-        return _enum_message(enum_error, error.get("input"))
     if kind == "missing":
         return "required field is missing", ()
     return error["msg"], ()
-
-
-def _enum_message(enum_error: NotAnEnumValue, data: Any) -> tuple[str, tuple]:
-    """A validator's enum error, at the one setting of its input that holds the misspelt value."""
-    holding = [path for path, leaf in _leaves(data) if leaf == enum_error.word and path]
-    if len(holding) != 1:
-        return enum_error.text(), ()
-    return enum_error.text(what=str(holding[0][-1])), holding[0]
 
 
 def _problems_from(error: ValidationError, doc: Document, root: tuple = (), data: Any = None) -> list[Problem]:

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import difflib
-import enum
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,40 +27,6 @@ def unknown(what: str, word: object, valid: Iterable[object]) -> str:
     match = closest(str(word), names)
     text = f"unknown {what} {str(word)!r}" + (f"; did you mean {match!r}?" if match else "")
     return text + (f"{' ' if match else '; '}valid: {', '.join(names)}" if names else "")
-
-
-_NOT_AN_ENUM_VALUE = re.compile(r"^'(?P<word>[^']*)' is not a valid (?P<enum>[A-Za-z_][\w.]*)$")
-
-
-@dataclass(frozen=True)
-class NotAnEnumValue:
-    """Python's "'fedprx' is not a valid ObjectiveName": a `StrEnum` asked for a value it does not hold."""
-
-    word: str
-    enum: str
-    values: tuple[str, ...]
-
-    def text(self, what: str | None = None) -> str:
-        return unknown(what or self.enum, self.word, self.values)
-
-
-def not_an_enum_value(message: str) -> NotAnEnumValue | None:
-    """The enum error a message states, with the enum's values; None for any other message, or when
-    no loaded enum class, or several with different values, bear the name it gives."""
-    found = _NOT_AN_ENUM_VALUE.match(message.strip())
-    if found is None:
-        return None
-    values = {tuple(str(member.value) for member in cls)
-              for cls in _enum_classes() if cls.__qualname__ == found["enum"]}
-    return NotAnEnumValue(found["word"], found["enum"], values.pop()) if len(values) == 1 else None
-
-
-def _enum_classes() -> Iterable[type[enum.Enum]]:
-    pending = list(enum.Enum.__subclasses__())
-    while pending:
-        cls = pending.pop()
-        pending.extend(cls.__subclasses__())
-        yield cls
 
 
 def format_field(path: Iterable[str | int]) -> str:

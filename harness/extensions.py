@@ -38,7 +38,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
-from harness.errors import closest
+from harness.errors import unknown
 
 T = TypeVar("T")
 
@@ -190,12 +190,8 @@ class ExtensionPoint(Generic[T]):
         raise self.unknown(reference)
 
     def unknown(self, reference: str) -> UnknownExtension:
-        names = self.names()
-        suggestion = closest(reference, names)
-        hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
-        return UnknownExtension(f"unknown {self.what} {reference!r}{hint}; registered ({self.group}): "
-                                f"{', '.join(names) or 'none'}; or name one as 'package.module:Name' or "
-                                "'path/to/file.py:Name'")
+        return UnknownExtension(f"{unknown(self.what, reference, self.names())} (registered in {self.group}), or "
+                                "name one as 'package.module:Name' or 'path/to/file.py:Name'")
 
 
 @functools.cache

@@ -12,12 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.catalog import load_catalog
 from harness.configs import path_problem, settings_at
-from harness.errors import Problem, SpecError, not_an_enum_value, unknown
+from harness.errors import Problem, SpecError, unknown
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = "specs/hasfl-cifar10.yaml"
-FEDPROX = ('  fedprox: {label: "FedProx (μ = 1)", config: {federation: {policy: full, objective: fedprox, '
-           'prox_mu: 1.0}}}\n')
 
 
 def _problems(project: Path) -> list[Problem]:
@@ -56,9 +54,24 @@ def _problem_at(tmp_path: Path, old: str, new: str, field: str) -> tuple[Problem
 
 
 def test_a_misspelt_setting_of_a_section_gets_the_closest_setting_of_that_section(tmp_path: Path) -> None:
-    problem, line = _one_problem(tmp_path, "prox_mu: 1.0}}}", "prox_mo: 1.0}}}")
-    assert (str(problem.file), problem.line, problem.field) == (SPEC, line, "variants.fedprox.config.federation.prox_mo")
-    assert problem.message.startswith("unknown setting 'prox_mo'; did you mean 'prox_mu'?")
+    problem, line = _one_problem(tmp_path, "federation:\n    num_clients", "federation:\n    num_client")
+    assert (str(problem.file), problem.field) == (SPEC, "config.federation.num_client")
+    assert problem.message.startswith("unknown setting 'num_client'; did you mean 'num_clients'?")
+
+
+def test_a_misspelt_setting_of_a_method_part_gets_the_closest_of_its_own_settings(tmp_path: Path) -> None:
+    problem, line = _one_problem(tmp_path, "t_adapt: 5, coverage_guarantee: true}", "t_adpt: 5, coverage_guarantee: true}")
+    assert (str(problem.file), problem.field) == (SPEC, "variants.hasfl.config.federation.policy.t_adpt")
+    assert problem.line == line
+    assert problem.message.startswith("allocation policy 'hasfl': unknown setting 't_adpt'; did you mean 't_adapt'?")
+
+
+def test_a_setting_of_another_part_is_refused_naming_the_part_it_belongs_to(tmp_path: Path) -> None:
+    problem, line = _one_problem(tmp_path, "config: {federation: {policy: heterofl}}}",
+                                 "config: {federation: {policy: {name: heterofl, p_min: 0.4}}}}")
+    assert (problem.line, problem.field) == (line, "variants.heterofl.config.federation.policy.p_min")
+    assert problem.message.startswith("allocation policy 'heterofl': it has no settings, so not 'p_min' ('p_min' "
+                                      "is a setting of hasfl)")
 
 
 def test_a_misspelt_setting_inside_a_tagged_union_is_matched_against_the_chosen_member(tmp_path: Path) -> None:
@@ -71,11 +84,11 @@ def test_a_misspelt_setting_inside_a_tagged_union_is_matched_against_the_chosen_
 
 
 def test_a_misspelt_setting_inside_a_plain_union_is_matched_against_its_models(tmp_path: Path) -> None:
-    field = "variants.random-budget.config.federation.budget.metrc"
+    field = "variants.random-budget.config.federation.policy.budget.metrc"
     problem, line = _problem_at(tmp_path, "budget: {match: hasfl, metric: mean_capacity}",
                                 "budget: {match: hasfl, metric: mean_capacity, metrc: 1}", field)
     assert problem.line == line
-    assert "unknown setting 'metrc'; did you mean 'metric'?" in problem.message
+    assert "unknown key of a reference 'metrc'; did you mean 'metric'?" in problem.message
 
 
 class Leaf(BaseModel):
@@ -149,10 +162,10 @@ def test_a_dotted_path_is_checked_through_the_same_models() -> None:
 
 
 def test_a_misspelt_objective_names_its_setting_the_closest_and_every_valid_value(tmp_path: Path) -> None:
-    problem, line = _one_problem(tmp_path, "objective: fedprox,", "objective: fedprx,")
+    problem, line = _one_problem(tmp_path, "objective: {name: fedprox,", "objective: {name: fedprx,")
     assert (problem.line, problem.field) == (line, "variants.fedprox.config.federation.objective")
-    assert problem.message.startswith("unknown objective 'fedprx'; did you mean 'fedprox'? valid: sgd, fedprox, "
-                                      "scaffold")
+    assert problem.message.startswith("unknown local objective 'fedprx'; did you mean 'fedprox'? valid: fedprox, "
+                                      "scaffold, sgd (registered in fedclaims.objectives)")
 
 
 @pytest.mark.parametrize("setting, wrong, closest, valid", [
@@ -181,14 +194,10 @@ def test_a_misspelt_union_tag_is_placed_at_the_tag_with_the_closest_one(tmp_path
     assert "'conv', 'preresnet18', 'char_lstm'; did you mean 'conv'?" in problem.message
 
 
-def test_the_enum_message_helper() -> None:
-    import methods.federated.objectives  # noqa: F401 (loads the enum the message names)
-    found = not_an_enum_value("'fedprx' is not a valid ObjectiveName")
-    assert found is not None and found.word == "fedprx"
-    assert found.text() == "unknown ObjectiveName 'fedprx'; did you mean 'fedprox'? valid: sgd, fedprox, scaffold"
-    assert not_an_enum_value("'x' is not a valid NoSuchEnumAnywhere") is None
-    assert not_an_enum_value("rounds must be >= 1") is None
+def test_the_unknown_name_message() -> None:
     assert unknown("plot", "zzz", ["a", "b"]) == "unknown plot 'zzz'; valid: a, b"
+    assert unknown("objective", "fedprx", ["sgd", "fedprox"]) == ("unknown objective 'fedprx'; did you mean "
+                                                                  "'fedprox'? valid: sgd, fedprox")
 
 
 # --- one problem per spec ---------------------------------------------------------------
@@ -198,7 +207,8 @@ def test_a_broken_spec_is_one_problem_not_one_per_claim_that_reads_it(tmp_path: 
     shutil.copytree(REPO / "claims", tmp_path / "claims")
     shutil.copytree(REPO / "specs", tmp_path / "specs")
     text = (tmp_path / SPEC).read_text(encoding="utf-8")
-    (tmp_path / SPEC).write_text(text.replace("objective: fedprox,", "objective: fedprx,"), encoding="utf-8")
+    (tmp_path / SPEC).write_text(text.replace("objective: {name: fedprox,", "objective: {name: fedprx,"),
+                                 encoding="utf-8")
     catalog = load_catalog(REPO / "claims", REPO / "specs", REPO)
     readers = [c for c in catalog.claims if c.claim.experiment == "hasfl-cifar10"]
     assert len(readers) > 2

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, ValidationError, create_model
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from harness.errors import closest
+from harness.errors import unknown
 from harness.extensions import ExtensionPoint, UnknownExtension
 from methods.federated.objectives import LocalObjective
 from methods.federated.parts import Choice, Part
@@ -57,15 +57,22 @@ def _owners(point: ExtensionPoint, setting: str) -> list[str]:
 
 def _unknown_setting(point: ExtensionPoint, name: str, part: type[Part], setting: str, value: Any) -> InitErrorDetails:
     fields = list(part.Settings.model_fields)
-    suggestion = closest(setting, fields)
+    message = f"{point.what} {name!r}: " + (unknown("setting", setting, fields) if fields else
+                                            f"it has no settings, so not {setting!r}")
     owners = [owner for owner in _owners(point, setting) if owner != name]
-    message = f"{setting!r} is not a setting of {point.what} {name!r}"
-    if suggestion:
-        message += f"; did you mean {suggestion!r}?"
-    message += f" Its settings: {', '.join(fields)}." if fields else " It has no settings."
     if owners:
-        message += f" {setting!r} is a setting of {', '.join(owners)}."
-    return InitErrorDetails(type=PydanticCustomError("unknown_setting", message), loc=(setting,), input=value)
+        message += f" ({setting!r} is a setting of {', '.join(owners)})"
+    return _error(message, (setting,), value)
+
+
+def _error(message: str, loc: tuple, value: Any) -> InitErrorDetails:
+    return InitErrorDetails(type=PydanticCustomError("unknown_setting", message), loc=loc, input=value)
+
+
+def _reference_problems(key: str, value: dict) -> list[InitErrorDetails]:
+    """A setting meant as a `{match: <variant>, metric: <metric>}` reference with another key."""
+    return [_error(unknown("key of a reference", extra, ("match", "metric")), (key, extra), value[extra])
+            for extra in value if extra not in ("match", "metric")]
 
 
 def _validated(point: ExtensionPoint, value: Any) -> dict[str, Any]:
@@ -80,10 +87,12 @@ def _validated(point: ExtensionPoint, value: Any) -> dict[str, Any]:
         part = point.load(name)
     except UnknownExtension as error:
         raise PydanticCustomError("unknown_part", "{error}", {"error": str(error)}) from None
-    unknown = [_unknown_setting(point, name, part, key, setting) for key, setting in given.items()
-               if key not in part.Settings.model_fields]
-    if unknown:
-        raise ValidationError.from_exception_data(part.Settings.__name__, unknown)
+    problems = [_unknown_setting(point, name, part, key, setting) for key, setting in given.items()
+                if key not in part.Settings.model_fields]
+    problems += [problem for key, setting in given.items() if isinstance(setting, dict) and {"match", "metric"} & set(setting)
+                 for problem in _reference_problems(key, setting)]
+    if problems:
+        raise ValidationError.from_exception_data(part.Settings.__name__, problems)
     referenced = {key for key, setting in given.items() if is_reference(setting)}
     model = part.Settings if not referenced else create_model(
         part.Settings.__name__, __base__=part.Settings, **{key: (dict[str, str], ...) for key in referenced})
