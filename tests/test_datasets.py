@@ -181,7 +181,7 @@ def test_editing_the_decoder_or_pillow_misses_the_decoded_cache(jpeg_locations: 
     assert decoded == []  # same archive, same producer: the cache holds
 
     edited = tmp_path / "cifar10_edited.py"
-    edited.write_text(Path(cifar10_module.__file__).read_text() + "\n# an edit of the decoder's source\n")
+    edited.write_text(Path(cifar10_module.__file__).read_text() + "\n_EDITED = True  # an edit of the decoder's code\n")
     real_file = provenance._module_file
     monkeypatch.setattr(provenance, "_module_file",
                         lambda name: edited if name == cifar10_module.__name__ else real_file(name))
