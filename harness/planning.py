@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.catalog import Catalog, LoadedClaim
+from harness.datasets.registry import loader_module
 from harness.provenance import code_fingerprint, code_hash, library_versions, source_fingerprint
 from harness.schema.claim import Skip, WithinSpread
 from harness.settings import Settings
@@ -70,11 +71,15 @@ def _code(module: str) -> tuple[tuple[str, str], ...]:
 
 
 def run_code(kind, config_model, reread: bool = False) -> dict[str, str]:
-    """The code a run of `kind` executes, by module name: its runner's import closure and the user
-    code its config names (a policy module or file). The key hashes the set of digests
-    (`code_hash`), not the names. Planning hashes the runner once per process; a worker checking
-    its own source (`reread`) hashes it again, so an edit during a sweep shows."""
-    code = dict(code_fingerprint(kind.runner) if reread else _code(kind.runner))
+    """The code a run of `kind` executes, by module name: its runner's import closure, the loader
+    of each data set its config reads (`harness.datasets.registry.loader_module`) with its closure,
+    and the user code its config names (a policy module or file). The key hashes the set of
+    digests (`code_hash`), not the names. Planning hashes a runner and a loader once per process;
+    a worker checking its own source (`reread`) hashes them again, so an edit during a sweep shows."""
+    modules = [kind.runner, *(loader_module(name) for name in kind.datasets(config_model))]
+    code: dict[str, str] = {}
+    for module in modules:
+        code.update(code_fingerprint(module) if reread else _code(module))
     for source in kind.code_sources(config_model):
         code.update(source_fingerprint(source))
     return code
