@@ -13,7 +13,9 @@ A module's digest (`module_digest`) is the sha256 of its syntax tree, normalised
 - the body of `if TYPE_CHECKING:` is removed (it never runs), its `else:` kept;
 - where a statement imports a project module, the module path it names is replaced by that
   module's *text digest*: the digest of its own tree normalised the same way with the paths of
-  its project imports dropped. The imported names and their `as` names stay.
+  its project imports dropped. The imported names and their `as` names stay. (Computed as: the
+  module's text digest, then per import statement in tree order the text digests its names
+  point at, hashed together; this says the same and parses each module once.)
 So moving or renaming a module, its importers updated, changes no digest (its text, and the texts
 its importers point at, are unchanged), while switching an import between two modules that define
 the same name changes the importer's digest (the text it points at changes).
@@ -42,7 +44,7 @@ import hashlib
 import importlib.util
 import platform
 import subprocess
-from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -61,15 +63,6 @@ def _module_file(name: str) -> Path | None:
     if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
         return None
     return Path(spec.origin)
-
-
-def _is_project(name: str) -> bool:
-    return name.split(".")[0] in PROJECT_PACKAGES and _module_file(name) is not None
-
-
-def _parents(name: str) -> list[str]:
-    parts = name.split(".")
-    return [".".join(parts[:i]) for i in range(1, len(parts)) if _is_project(".".join(parts[:i]))]
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -107,125 +100,141 @@ def _prune(node: ast.AST) -> None:
             _prune(value)
 
 
-def _runtime_tree(file: Path) -> ast.Module:
-    tree = ast.parse(file.read_bytes(), filename=str(file))
-    _prune(tree)
-    return tree
-
-
 def _package(name: str | None, file: Path) -> str | None:
     if name is None:
         return None
     return name if file.name == "__init__.py" else name.rpartition(".")[0]
 
 
-def _targets(node: ast.Import | ast.ImportFrom, package: str | None) -> list[str | None]:
-    """The project module each name of an import statement comes from (None: not a project module)."""
-    if isinstance(node, ast.Import):
-        return [alias.name if _is_project(alias.name) else None for alias in node.names]
-    base = node.module or ""
-    if node.level:
-        if package is None:
-            return [None] * len(node.names)
-        parts = package.split(".")
-        base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
-    found: list[str | None] = []
-    for alias in node.names:
-        submodule = f"{base}.{alias.name}"
-        found.append(submodule if _is_project(submodule) else base if _is_project(base) else None)
-    return found
+@dataclass(frozen=True)
+class _Parsed:
+    """A module's normalised tree, as the digest of its text with the paths of its project imports
+    dropped, and for each import statement (in tree order) the project module each name comes from
+    (None where it is not one)."""
+
+    text: str
+    imports: tuple[tuple[str | None, ...], ...]
 
 
-def _imports(tree: ast.Module, package: str | None) -> Iterator[tuple[ast.Import | ast.ImportFrom, list[str | None]]]:
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node, _targets(node, package)
-
-
-def _digest(tree: ast.Module, package: str | None, path_of: Callable[[str], str]) -> str:
-    """sha256 of the tree with the path of every project import replaced by path_of(module)."""
-    for node, targets in _imports(tree, package):
-        if isinstance(node, ast.ImportFrom):
-            if any(targets):
-                node.module, node.level = ",".join(path_of(t) if t else "" for t in targets), 0
-        else:
-            for alias, target in zip(node.names, targets):
-                if target:
-                    alias.name = path_of(target)
-    return hashlib.sha256(ast.dump(tree, include_attributes=False).encode()).hexdigest()
-
-
-class _Digests:
-    """Content digests of project source as it is on disk now, each module's text digest computed
-    once per instance (an instance is one fingerprint: a later one reads the files again)."""
+class _Source:
+    """One reading of the project's source: each module located, parsed and normalised once. A
+    fingerprint is made from one reading; the next one reads the files again."""
 
     def __init__(self) -> None:
-        self._texts: dict[str, str] = {}
+        self._files: dict[str, Path | None] = {}
+        self._parsed: dict[str, _Parsed] = {}
+
+    def file(self, name: str) -> Path | None:
+        if name not in self._files:
+            self._files[name] = _module_file(name)
+        return self._files[name]
+
+    def existing(self, name: str) -> Path:
+        file = self.file(name)
+        if file is None:
+            raise ModuleNotFoundError(f"no source file for module {name!r}")
+        return file
+
+    def is_project(self, name: str) -> bool:
+        return name.split(".")[0] in PROJECT_PACKAGES and self.file(name) is not None
+
+    def parents(self, name: str) -> list[str]:
+        parts = name.split(".")
+        return [parent for parent in (".".join(parts[:i]) for i in range(1, len(parts))) if self.is_project(parent)]
+
+    def parsed(self, name: str | None, file: Path) -> _Parsed:
+        if name is not None and name in self._parsed:
+            return self._parsed[name]
+        tree = ast.parse(file.read_bytes(), filename=str(file))
+        _prune(tree)
+        imports = []
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                targets = self._targets(node, _package(name, file))
+                imports.append(tuple(targets))
+                _drop_paths(node, targets)
+        parsed = _Parsed(hashlib.sha256(ast.dump(tree).encode()).hexdigest(), tuple(imports))
+        if name is not None:
+            self._parsed[name] = parsed
+        return parsed
+
+    def _targets(self, node: ast.Import | ast.ImportFrom, package: str | None) -> list[str | None]:
+        """The project module each name of an import statement comes from (None: not a project module)."""
+        if isinstance(node, ast.Import):
+            return [alias.name if self.is_project(alias.name) else None for alias in node.names]
+        base = node.module or ""
+        if node.level:
+            if package is None:
+                return [None] * len(node.names)
+            parts = package.split(".")
+            base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+        return [f"{base}.{alias.name}" if self.is_project(f"{base}.{alias.name}")
+                else base if self.is_project(base) else None for alias in node.names]
 
     def text(self, name: str) -> str:
-        """A module's normalised tree with the paths of its project imports dropped."""
-        if name not in self._texts:
-            file = _existing(name)
-            self._texts[name] = _digest(_runtime_tree(file), _package(name, file), lambda module: "")
-        return self._texts[name]
+        return self.parsed(name, self.existing(name)).text
 
-    def source(self, file: Path, name: str | None) -> str:
-        """A module's (or a file's) content digest: its project imports point at their text digests."""
-        return _digest(_runtime_tree(file), _package(name, file), self.text)
+    def digest(self, name: str | None, file: Path) -> str:
+        """A module's (or a file's) content digest: its text, and its project imports pointing at
+        the texts of the modules they name."""
+        parsed = self.parsed(name, file)
+        pointers = [",".join(self.text(target) if target else "-" for target in targets) for targets in parsed.imports]
+        return hashlib.sha256("\n".join([parsed.text, *pointers]).encode()).hexdigest()
 
-    def modules(self, names: list[str]) -> dict[str, str]:
-        return {name: self.source(_existing(name), name) for name in names}
+    def closure(self, name: str | None, file: Path) -> list[str]:
+        """The project modules a module (or a file, name None) runs: its imports, transitively,
+        and the packages above each (and above it)."""
+        seen: set[str] = set()
+        todo = [*(self.parents(name) if name else []), *self._direct(name, file)]
+        while todo:
+            module = todo.pop()
+            if module not in seen:
+                seen.add(module)
+                todo.extend(self._direct(module, self.existing(module)) - seen)
+        return sorted(seen)
+
+    def _direct(self, name: str | None, file: Path) -> set[str]:
+        found: set[str] = set()
+        for targets in self.parsed(name, file).imports:
+            for target in filter(None, targets):
+                found.update([target, *self.parents(target)])
+        return found
+
+    def fingerprint(self, names: list[str]) -> dict[str, str]:
+        return {name: self.digest(name, self.existing(name)) for name in names}
 
 
-def _existing(name: str) -> Path:
-    file = _module_file(name)
-    if file is None:
-        raise ModuleNotFoundError(f"no source file for module {name!r}")
-    return file
+def _drop_paths(node: ast.Import | ast.ImportFrom, targets: list[str | None]) -> None:
+    """Blank, in place, the path of every project module the statement names (the names stay)."""
+    if isinstance(node, ast.ImportFrom):
+        if any(targets):
+            node.module, node.level = "", 0
+        return
+    for alias, target in zip(node.names, targets):
+        if target:
+            alias.name = ""
 
 
 def module_digest(name: str) -> str:
     """A module's content digest (see the module docstring): what a run's code identity is made of."""
-    return _Digests().source(_existing(name), name)
-
-
-def _closure(name: str | None, file: Path) -> list[str]:
-    """The project modules a module (or a file, name None) runs: its imports, transitively, and
-    the packages above each."""
-    seen: set[str] = set()
-    todo = [*(_parents(name) if name else []), *_direct(name, file)]
-    while todo:
-        module = todo.pop()
-        if module in seen:
-            continue
-        seen.add(module)
-        todo.extend(_direct(module, _module_file(module)) - seen)
-    return sorted(seen)
-
-
-def _direct(name: str | None, file: Path | None) -> set[str]:
-    if file is None:
-        return set()
-    found: set[str] = set()
-    for _, targets in _imports(_runtime_tree(file), _package(name, file)):
-        for target in filter(None, targets):
-            found.update([target, *_parents(target)])
-    return found
+    source = _Source()
+    return source.digest(name, source.existing(name))
 
 
 def import_closure(module: str) -> list[str]:
     """`module`, the packages above it and every project module it imports at runtime (imports
     under `if TYPE_CHECKING:` excluded), transitively (sorted)."""
-    file = _module_file(module)
-    if file is None:
-        return []
-    return sorted({module, *_closure(module, file)})
+    source = _Source()
+    file = source.file(module)
+    return [] if file is None else sorted({module, *source.closure(module, file)})
 
 
 def code_fingerprint(module: str) -> dict[str, str]:
     """The content digest of each module in the import closure of `module`, by module name (the
     names are for people; `code_hash` leaves them out)."""
-    return _Digests().modules(import_closure(module))
+    source = _Source()
+    file = source.file(module)
+    return {} if file is None else source.fingerprint(sorted({module, *source.closure(module, file)}))
 
 
 def source_fingerprint(source: str) -> dict[str, str]:
@@ -233,8 +242,8 @@ def source_fingerprint(source: str) -> dict[str, str]:
     (a path ending in .py: the file, named `file:<path>`, and the closure of what it imports)."""
     if not source.endswith(".py"):
         return code_fingerprint(source)
-    file, digests = Path(source), _Digests()
-    return {f"{FILE_PREFIX}{source}": digests.source(file, None), **digests.modules(_closure(None, file))}
+    file, reading = Path(source), _Source()
+    return {f"{FILE_PREFIX}{source}": reading.digest(None, file), **reading.fingerprint(reading.closure(None, file))}
 
 
 def code_hash(fingerprint: dict[str, str]) -> str:
