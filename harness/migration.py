@@ -19,10 +19,11 @@ is shown to compute the same bits:
    sample (one run, or `--sample` runs, spread over the variants) is re-run with the new code and
    its record compared with the old one: every metric and per-client quantity the kind declares,
    except metrics declared `varies` (timings), bit for bit (a metric that needs arguments, with
-   each set of arguments the claims give it). A group whose every sampled run is identical is
-   carried: each other record is stored under its new key (format 2) with its provenance, whose
-   `code` is the new key's code, plus `migrated` (the old format, key, code and config, and the
-   re-runs that checked it). A group with a difference is left to be recomputed.
+   each set of arguments any claim on the experiment gives it, selected or not). A group whose
+   every sampled run is identical is carried: each other record is stored under its new key
+   (format 2) with its provenance, whose `code` is the new key's code, plus `migrated` (the old
+   format, key, code and config, and the re-runs that checked it). A group with a difference is
+   left to be recomputed.
 
 The re-runs are stored like any run's record. Old records are never changed nor deleted.
 """
@@ -163,7 +164,7 @@ def migrate(settings: Settings, catalog: Catalog, claims: list[LoadedClaim], pro
         candidates = _match(catalog, claims, profiles, settings, store, data, by_run, handled, matched, migration)
         if not candidates:
             break
-        _check_and_carry(catalog, claims, candidates, sample, settings, store, migration, console)
+        _check_and_carry(catalog, candidates, sample, settings, store, migration, console)
     migration.unused = len(set(old) - matched)
     migration.events = list(store.events)
     return migration
@@ -250,7 +251,7 @@ def _sampled(candidates: list[Candidate], sample: int) -> list[Candidate]:
     return [candidate for round_ in rounds for candidate in round_][:sample]
 
 
-def _check_and_carry(catalog, claims, candidates, sample, settings, store, migration, console) -> None:
+def _check_and_carry(catalog, candidates, sample, settings, store, migration, console) -> None:
     groups: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
     for candidate in candidates:
         groups[candidate.group].append(candidate)
@@ -259,7 +260,7 @@ def _check_and_carry(catalog, claims, candidates, sample, settings, store, migra
     for (experiment, profile), members in groups.items():
         group = migration.group(experiment, profile)
         kind = catalog.specs[experiment].kind
-        arguments = _claimed_arguments(claims, experiment)
+        arguments = _claimed_arguments(catalog.select(), experiment)
         checks = [_check(kind, arguments, candidate, store) for candidate in sampled[experiment, profile]]
         group.checks += checks
         chosen = {id(candidate) for candidate in sampled[experiment, profile]}
