@@ -308,10 +308,16 @@ class ResultStore:
             try:
                 data = path.read_bytes()
                 record = _loaded(data)
-                if _is_old(record):
-                    yield path.stem, parse_old_record(data, path.stem)
-            except (OSError, CorruptRecord) as problem:
+            except (OSError, CorruptRecord):
+                continue  # no record of any format: `get` moves it aside when its key is looked up
+            if not _is_old(record):
+                continue
+            try:
+                old = parse_old_record(data, path.stem)
+            except CorruptRecord as problem:
                 self.events.append(f"old record {path} not read ({problem}); left in place")
+                continue
+            yield path.stem, old
 
     def _move_aside(self, path: Path, problem: str, identity: tuple[int, int] | None) -> None:
         """Rename a corrupt file to a .corrupt- name beside it, unless another invocation already did."""

@@ -80,6 +80,17 @@ def test_a_format1_record_is_kept_not_read_nor_moved_aside(old_store) -> None:
     assert {key for key, _ in store.old_records()} == {old["key"] for old in olds.values()}
 
 
+def test_a_damaged_format1_record_is_reported_and_left_in_place(old_store) -> None:
+    store, olds, _ = old_store
+    damaged = next(iter(olds.values()))
+    path = store.path(damaged["key"])
+    text = path.read_text().replace('"seed": 0', '"seed": 7')
+    path.write_text(text)
+    assert damaged["key"] not in dict(store.old_records())
+    assert len(store.events) == 1 and "checksum" in store.events[0] and "left in place" in store.events[0]
+    assert store.get(damaged["key"]) is None and path.read_text() == text
+
+
 def test_migration_carries_a_group_its_rerun_reproduces_and_leaves_the_others(catalog, settings, old_store) -> None:
     store, olds, requests = old_store
     before = {old["key"]: store.path(old["key"]).read_bytes() for old in olds.values()}
