@@ -28,7 +28,6 @@ How a check compares (docs/regression.md states the rule in full):
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -327,17 +326,11 @@ def compare(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = 
     return check(verdicts, baseline, complete).differences
 
 
-def runs_identity(keys: list[str]) -> str:
-    """One hash of the record keys behind a verdict: equal when the same code, configs, seeds and data
-    made them (the keys leave the numerics out), so two recordings with it differ only by numerics."""
-    return hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()[:16]
-
-
 def _entry(verdict: Verdict, old: dict[str, Any], varying: set[str]) -> dict[str, Any]:
     if verdict.data_unavailable:
         return {"status": UNAVAILABLE, "reason": verdict.reason}
     entry = {"status": verdict.status, "reason": verdict.reason, "observed": verdict.observed,
-             "experiment": verdict.experiment, "runs": runs_identity(verdict.runs), "numerics": verdict.numerics,
+             "experiment": verdict.experiment, "runs": drift_io.runs_identity(verdict.runs), "numerics": verdict.numerics,
              "margins": json_safe(verdict.margins), "evidence": json_safe(verdict.evidence),
              "numbers": json_safe(verdict.numbers)}
     if "tolerance" in old:

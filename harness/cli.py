@@ -401,6 +401,14 @@ def cmd_audit(args) -> int:
     return 1 if audit.findings else 0
 
 
+def cmd_store(args) -> int:
+    from harness.migration import migrate, print_migration
+    settings = _settings(args)
+    catalog, claims = select(settings, args.paper, args.claim)
+    print_migration(migrate(settings, catalog, claims, args.profile, args.sample, console), console)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fedclaims", description=__doc__)
     parser.add_argument("--root", help="project folder holding claims/ and specs/ (default: found from here)")
@@ -496,6 +504,15 @@ def build_parser() -> argparse.ArgumentParser:
                                                          "(default ./audit)")
     _execution(audit)
     audit.set_defaults(func=cmd_audit)
+    store = sub.add_parser("store", help="migrate: carry the store's records of an earlier format over to this "
+                                         "format's keys, group by group (experiment x profile), where re-running a "
+                                         "sample of the group with this code gives the same bits; the rest is left "
+                                         "to be recomputed (harness.migration)")
+    store.add_argument("action", choices=("migrate",))
+    store.add_argument("--sample", type=int, default=1, help="runs re-run to check each group (default 1)")
+    _selection(store)
+    _execution(store)
+    store.set_defaults(func=cmd_store)
     return parser
 
 

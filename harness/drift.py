@@ -30,6 +30,7 @@ probability `POWER` at a given level (the noncentral F of n seeds against τ wit
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -104,6 +105,12 @@ class Scale:
         return f"drift scale {self.rms:.3g} ({how})"
 
 
+def runs_identity(keys: list[str]) -> str:
+    """One hash of the record keys behind a verdict: equal when the same code, configs, seeds and data
+    made them (the keys leave the numerics out), so two recordings with it differ only by numerics."""
+    return hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()[:16]
+
+
 def recording(data: Mapping[str, Any], profile: str, name: str) -> dict[str, dict[str, Any]]:
     """The claims of a recording at a profile: a baseline file (`claims`) or a REPORT.json (`verdicts`),
     each entry with its experiment, numbers, the identity of its records and its numerics."""
@@ -116,7 +123,6 @@ def recording(data: Mapping[str, Any], profile: str, name: str) -> dict[str, dic
         return {claim: entry for claim, entry in data["claims"].items() if "numbers" in entry}
     if "verdicts" not in data:
         raise ValueError(f"{name}: neither a baseline (`claims`) nor a report (`verdicts`)")
-    from harness.baseline import runs_identity
     return {v["claim"]: {"experiment": v["experiment"], "numbers": v["numbers"], "runs": runs_identity(v["runs"]),
                          "numerics": v.get("numerics") or [f"not recorded ({name})"], "status": v["status"]}
             for v in data["verdicts"] if v["profile"] == profile and v.get("numbers")}

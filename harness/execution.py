@@ -2,7 +2,8 @@
 
 Executors: `local` (in this process, one run after another), `processes` (a pool of
 worker processes, each with its own thread budget), `ray` (tasks on a Ray cluster, if
-installed: `harness.ray_executor`). Records are written by this process only, as each run
+installed: `harness.ray_executor`); each calls `harness.worker.run_request` wherever the run
+executes. Records are written by this process only, as each run
 finishes, so an interrupted set of runs resumes where it stopped. This process holds each
 run's lock (`harness.runlocks`) while the run executes, wherever it executes, so invocations
 sharing a store run each missing run once. A run that raises becomes an ERROR record and the
@@ -12,11 +13,8 @@ record instead of a record under a key that misdescribes it.
 """
 from __future__ import annotations
 
-import importlib
-import os
 import time
-import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from itertools import islice
@@ -26,15 +24,12 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from harness.errors import WorkerMismatch
-from harness.kinds import kind as experiment_kind
-from harness.numerics import numerics
-from harness.planning import RunRequest, run_code
-from harness.provenance import library_versions, machine
+from harness.planning import RunRequest
+from harness.provenance import library_versions
 from harness.runlocks import RunClaims, lock_room
-from harness.runners.context import RunContext
 from harness.settings import Settings
 from harness.store import ResultStore
+from harness.worker import run_request
 
 EXECUTORS = ("local", "processes", "ray")
 
@@ -61,83 +56,6 @@ class ExecutionSummary:
         elsewhere = f"; {self.run_elsewhere} of the reused run by another invocation" if self.run_elsewhere else ""
         return (f"{self.total} runs: {self.reused} reused, {self.ran} run, {self.failed} failed, "
                 f"{self.unavailable} without data; {self.seconds:.1f} s{elsewhere}")
-
-
-def _context(settings: dict[str, Any], progress: Callable[[float, str], None] | None = None) -> RunContext:
-    from pathlib import Path
-    data_dir = settings["data_dir"]
-    return RunContext(data_dir=Path(data_dir) if data_dir else None, cache_dir=Path(settings["cache_dir"]) / "data",
-                      download=settings["download"], device=settings["device"],
-                      **({"progress": progress} if progress else {}))
-
-
-def run_request(request: dict[str, Any], settings: dict[str, Any],
-                progress: Callable[[float, str], None] | None = None) -> dict[str, Any]:
-    """Execute one run and return its record (never raises for a failing run)."""
-    from threadpoolctl import threadpool_limits
-    _configure_torch(settings["device"], settings["threads"])
-    with threadpool_limits(limits=settings["threads"]):
-        return _run_request(request, settings, progress)
-
-
-def _configure_torch(device: str, threads: int) -> None:
-    """Thread count, and on CUDA kernels whose results do not depend on scheduling."""
-    import torch
-    torch.set_num_threads(threads)
-    if device.startswith("cuda"):
-        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # read when cuBLAS starts
-        torch.backends.cudnn.benchmark = False
-        torch.backends.cudnn.deterministic = True
-        torch.use_deterministic_algorithms(True, warn_only=True)
-
-
-def _check_worker(request: dict[str, Any], settings: dict[str, Any]) -> None:
-    """Raise WorkerMismatch if this process would not compute what the run's key describes."""
-    kind = experiment_kind(request["kind"])
-    code = run_code(kind, kind.config_model.model_validate(request["config"]), reread=True)
-    if code != request["code"]:
-        changed = sorted(name for name in set(code) | set(request["code"]) if code.get(name) != request["code"].get(name))
-        raise WorkerMismatch(f"this worker's source of {', '.join(changed)} differs from the one the run was "
-                             "planned with; run every worker on the driver's code")
-    expected = settings.get("libraries")
-    if expected is not None and library_versions() != expected:
-        changed = sorted(name for name in expected if library_versions().get(name) != expected[name])
-        raise WorkerMismatch("this worker's library versions differ from the driver's: " + ", ".join(
-            f"{name} {library_versions().get(name)} (driver: {expected[name]})" for name in changed))
-
-
-def _run_request(request: dict[str, Any], settings: dict[str, Any],
-                 progress: Callable[[float, str], None] | None) -> dict[str, Any]:
-    import torch
-    kind = experiment_kind(request["kind"])
-    started = time.time()
-    try:
-        _check_worker(request, settings)
-        module = importlib.import_module(kind.runner)
-        config = module.Config.model_validate(request["config"])
-        result = module.run(config, request["seed"], _context(settings, progress))
-        status, error = "ok", None
-    except Exception as exception:  # noqa: BLE001 - every failure of a run is recorded, not raised
-        from harness.datasets.errors import DatasetUnavailable
-        status = "unavailable" if isinstance(exception, DatasetUnavailable) else "error"
-        result, error = None, {"type": type(exception).__name__, "message": str(exception),
-                               "traceback": traceback.format_exc(limit=20)}
-    return make_record(request, settings, status, result, error, started, torch.get_num_threads())
-
-
-def make_record(request: dict[str, Any], settings: dict[str, Any], status: str, result: dict[str, Any] | None,
-                error: dict[str, str] | None, started: float, threads: int) -> dict[str, Any]:
-    """A run's record: the request's identity, the outcome, and where and how it was computed."""
-    record: dict[str, Any] = {k: request[k] for k in ("key", "experiment", "variant", "seed", "profile", "kind", "config")}
-    record.update(status=status, result=result, error=error)
-    record["provenance"] = {
-        "code": request["code"], "datasets": request["datasets"], "libraries": library_versions(),
-        "machine": machine(), "device": settings["device"], "threads": threads,
-        "numerics": numerics(settings["device"], threads),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
-        "wall_seconds": round(time.time() - started, 3),
-    }
-    return record
 
 
 def _settings_dict(settings: Settings) -> dict[str, Any]:

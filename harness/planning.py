@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.catalog import Catalog, LoadedClaim
+from harness.datasets.registry import loader_module
 from harness.provenance import code_fingerprint, code_hash, library_versions, source_fingerprint
 from harness.settings import Settings
-from harness.store import ResultStore, content_key
+from harness.store import RECORD_FORMAT, ResultStore, content_key
 
 if TYPE_CHECKING:
     from harness.datasets.locations import DataLocations
@@ -62,15 +63,20 @@ VariantsFor = Callable[[LoadedClaim, str], list[str]]
 
 
 @functools.cache
-def _code(runner: str) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted(code_fingerprint(runner).items()))
+def _code(module: str) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(code_fingerprint(module).items()))
 
 
 def run_code(kind, config_model, reread: bool = False) -> dict[str, str]:
-    """The source a run of `kind` executes: its runner's import closure and the user code its
-    config names (a policy module or file). Planning hashes the runner once per process; a
-    worker checking its own source (`reread`) hashes it again, so an edit during a sweep shows."""
-    code = dict(code_fingerprint(kind.runner) if reread else _code(kind.runner))
+    """The code a run of `kind` executes, by module name: its runner's import closure, the loader
+    of each data set its config reads (`harness.datasets.registry.loader_module`) with its closure,
+    and the user code its config names (a policy module or file). The key hashes the set of
+    digests (`code_hash`), not the names. Planning hashes a runner and a loader once per process;
+    a worker checking its own source (`reread`) hashes them again, so an edit during a sweep shows."""
+    modules = [kind.runner, *(loader_module(name) for name in kind.datasets(config_model))]
+    code: dict[str, str] = {}
+    for module in modules:
+        code.update(code_fingerprint(module) if reread else _code(module))
     for source in kind.code_sources(config_model):
         code.update(source_fingerprint(source))
     return code
@@ -158,7 +164,7 @@ def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, prof
     config_model = loaded.kind.config_model.model_validate(config)
     code = run_code(loaded.kind, config_model)
     datasets = dataset_fingerprints(loaded.kind.datasets(config_model), settings, data)
-    key = content_key({"kind": loaded.kind.name, "config": config, "seed": seed,
+    key = content_key({"format": RECORD_FORMAT, "kind": loaded.kind.name, "config": config, "seed": seed,
                        "code": code_hash(code), "datasets": datasets, "libraries": library_versions(),
                        "device": settings.device, "threads": settings.threads})
     return RunRequest(experiment, variant, seed, profile, loaded.spec.kind, config, code, datasets, key)

@@ -18,11 +18,11 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from harness.execution import make_record, run_request
 from harness.planning import RunRequest
 from harness.provenance import PROJECT_PACKAGES
 from harness.runlocks import lock_room
 from harness.settings import Settings, code_environment
+from harness.worker import make_record, run_request
 
 RETRIES = 2
 """Further attempts of a run whose worker died, before its record says ERROR."""

@@ -5,6 +5,12 @@ A record that cannot be read, whose checksum does not match its content, that si
 under the wrong key, or that lacks a field a reader needs is corrupt: it is moved
 aside (never deleted), reported, and its run is recomputed. One bad record never
 stops a command.
+
+A record of an earlier format (OLD_FORMATS) was written under an earlier definition of the key,
+which no key of this format equals (the format is part of every key: harness.planning). It is
+never read as a run's record, never moved aside as corrupt and never rewritten: it stays where
+it is for `harness.migration`, which reads it with `old_records` and may carry it over to its new
+key, and for an earlier version of the code sharing the store.
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ import math
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +28,12 @@ from typing import Any
 from methods.plain import json_safe  # noqa: F401 (part of this module's API)
 from harness.errors import did_you_mean
 
-RECORD_FORMAT = 1
+RECORD_FORMAT = 2
+"""Format 2: the code identity in the key is the set of content digests of the modules that compute
+the run (harness.provenance), the format itself is in the key, and provenance.code holds those
+digests by module name. Format 1 hashed each module's bytes by name over the runner's whole
+import closure."""
+OLD_FORMATS = (1,)
 REUSABLE = ("ok",)
 STATUSES = ("ok", "error", "unavailable")
 MAX_DEPTH = 64
@@ -33,6 +45,10 @@ FIELD_TYPES: dict[str, type] = {"experiment": str, "variant": str, "seed": int, 
 
 class CorruptRecord(ValueError):
     """The bytes of a record file are not a valid record; the message says why."""
+
+
+class OldRecord(Exception):
+    """The bytes of a record file are a record of an earlier format (OLD_FORMATS): kept, not read."""
 
 
 def canonical(value: Any) -> str:
@@ -128,13 +144,13 @@ def _provenance_problem(provenance: Any) -> str | None:
     return None
 
 
-def _problem(record: Any, key: str) -> str | None:
+def _problem(record: Any, key: str, record_format: int = RECORD_FORMAT) -> str | None:
     if not isinstance(record, dict):
         return "not a JSON object"
     if _depth(record) > MAX_DEPTH:
         return f"nested deeper than {MAX_DEPTH} levels"
-    if not _is(record.get("format"), int) or record["format"] != RECORD_FORMAT:
-        return f"record format {record.get('format')!r}, expected {RECORD_FORMAT}"
+    if not _is(record.get("format"), int) or record["format"] != record_format:
+        return f"record format {record.get('format')!r}, expected {record_format}"
     if not _is(record.get("key"), str) or record["key"] != key:
         return f"holds key {record.get('key')!r}"
     if record.get("checksum") != _checksum(record):
@@ -142,10 +158,30 @@ def _problem(record: Any, key: str) -> str | None:
     return _field_problem(record)
 
 
+def _is_old(record: Any) -> bool:
+    return isinstance(record, dict) and _is(record.get("format"), int) and record["format"] in OLD_FORMATS
+
+
 def parse_record(data: bytes, key: str) -> dict[str, Any]:
-    """The record of `key` in a record file's bytes; CorruptRecord if they are not one."""
+    """The record of `key` in a record file's bytes; OldRecord if they are a record of an earlier
+    format, CorruptRecord if they are not a record."""
     record = _loaded(data)
+    if _is_old(record):
+        raise OldRecord(f"a record of format {record['format']}")
     problem = _problem(record, key)
+    if problem is not None:
+        raise CorruptRecord(problem)
+    return record
+
+
+def parse_old_record(data: bytes, key: str) -> dict[str, Any]:
+    """The record of `key` of an earlier format in a record file's bytes, checked as that format
+    was (key, checksum, fields); CorruptRecord if they are not one."""
+    record = _loaded(data)
+    if not _is_old(record):
+        raise CorruptRecord(f"record format {record.get('format') if isinstance(record, dict) else None!r} "
+                            f"is none of the earlier formats {OLD_FORMATS}")
+    problem = _problem(record, key, record["format"])
     if problem is not None:
         raise CorruptRecord(problem)
     return record
@@ -233,7 +269,8 @@ class ResultStore:
                          + (hint if hint.startswith(";") else f" (no such folder in {root.parent})"))
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The record under `key`, or None if absent or corrupt (then moved aside and reported)."""
+        """The record under `key`, or None if absent, of an earlier format (left in place) or
+        corrupt (then moved aside and reported)."""
         path = self.path(key)
         try:
             data, identity = _read(path)
@@ -244,9 +281,29 @@ class ResultStore:
             return None
         try:
             return parse_record(data, key)
+        except OldRecord:
+            return None
         except CorruptRecord as problem:
             self._move_aside(path, str(problem), identity)
             return None
+
+    def old_records(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(key, record) of every record of an earlier format in the store, each checked as its
+        format was; one that fails is reported in `events` and left where it is."""
+        for path in sorted(self.root.glob("*/*.json")):
+            try:
+                data = path.read_bytes()
+                record = _loaded(data)
+            except (OSError, CorruptRecord):
+                continue  # no record of any format: `get` moves it aside when its key is looked up
+            if not _is_old(record):
+                continue
+            try:
+                old = parse_old_record(data, path.stem)
+            except CorruptRecord as problem:
+                self.events.append(f"old record {path} not read ({problem}); left in place")
+                continue
+            yield path.stem, old
 
     def _move_aside(self, path: Path, problem: str, identity: tuple[int, int] | None) -> None:
         """Rename a corrupt file to a .corrupt- name beside it, unless another invocation already did."""

@@ -88,7 +88,7 @@ def test_the_random_control_spends_the_audited_policy_s_budget(audits) -> None:
     audited, control = federation.results["audited"], federation.results["random-budget"]
     for seed, result in audited.items():
         realised = sum(r["mean_width"] for r in result["history"]) / len(result["history"])
-        assert control[seed]["config"]["budget"] == pytest.approx(realised)
+        assert control[seed]["config"]["policy"]["budget"] == pytest.approx(realised)
         assert control[seed]["caps"] == result["caps"] and control[seed]["tv_distance"] == result["tv_distance"]
     assert {c.against for c in federation.comparisons} == {"random-budget", "heterofl", "fjord"}
 

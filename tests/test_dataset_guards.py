@@ -15,13 +15,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from harness.datasets import DataLocations, DatasetUnavailable, dataset_fingerprint, load_emnist, load_shakespeare
 from harness.datasets import cifar10 as cifar10_module
-from harness.datasets import emnist as emnist_module
+from harness.datasets import cifar10_source, emnist_source
 from harness.datasets import shakespeare as shakespeare_module
 from harness.datasets.downloads import SOURCES, Source
-from harness.datasets.errors import DataCheckFailed
-from harness.datasets.registry import fetch_dataset
+from harness.datasets.emnist_source import load as load_emnist
+from harness.datasets.errors import DataCheckFailed, DatasetUnavailable
+from harness.datasets.locations import DataLocations
+from harness.datasets.registry import dataset_fingerprint, fetch_dataset
+from harness.datasets.shakespeare_source import load as load_shakespeare
 from tests.loopback import Served, loopback_server
 
 
@@ -86,7 +88,7 @@ def test_an_image_that_is_not_cifar_is_a_failed_source(tmp_path: Path, member: b
     data_dir.mkdir()
     _jpeg_archive(data_dir / "cifar10-jpeg.tar.gz", member)
     with pytest.raises(DatasetUnavailable) as caught:
-        cifar10_module.load_cifar10(DataLocations(data_dir, tmp_path / "cache", download=False))
+        cifar10_source.load(DataLocations(data_dir, tmp_path / "cache", download=False))
     failure = _failure(caught.value)
     assert "DataCheckFailed" in failure and "member cifar10-jpeg/train/cat/0001.png" in failure and message in failure
     assert not list((tmp_path / "cache").glob("cifar10/jpeg-*"))  # nothing cached from a bad archive
@@ -134,7 +136,7 @@ def test_cifar_download_extracts_only_the_batch_folder_for_torchvision(tmp_path:
         assert dataset_fingerprint("cifar10", loc) == "unavailable"
         fingerprint = fetch_dataset("cifar10", loc)
         with pytest.raises(DatasetUnavailable) as caught:  # torchvision checks the md5 of every batch
-            cifar10_module.load_cifar10(loc)
+            cifar10_source.load(loc)
         assert server.requests == ["c.tgz"]  # the load found the fetched copy and did not download again
     root = tmp_path / "cache" / "torchvision"
     assert sorted(p.name for p in root.iterdir()) == ["cifar-10-batches-py"]  # the tarball is gone
@@ -148,7 +150,7 @@ def test_cifar_download_extracts_only_the_batch_folder_for_torchvision(tmp_path:
 
 def test_a_cifar_batch_above_the_limit_stops_the_fetch(tmp_path: Path, monkeypatch) -> None:
     body = _tar({**BATCHES, "cifar-10-batches-py/data_batch_1": b"\0" * 5000})
-    monkeypatch.setattr(cifar10_module, "MAX_BATCH_BYTES", 4096)
+    monkeypatch.setattr(cifar10_source, "MAX_BATCH_BYTES", 4096)
     loc = DataLocations(None, tmp_path / "cache", download=True)
     with loopback_server({"c.tgz": Served(body)}) as server:
         _serve_cifar(monkeypatch, server, body)
@@ -202,7 +204,7 @@ def test_emnist_download_decompresses_the_byclass_files_for_torchvision(tmp_path
         data = load_emnist(loc)
         assert server.requests == ["gzip.zip"]
     raw = tmp_path / "cache" / "torchvision" / "EMNIST" / "raw"
-    assert sorted(p.name for p in raw.iterdir()) == sorted(emnist_module.RAW_FILES)  # gzip.zip removed
+    assert sorted(p.name for p in raw.iterdir()) == sorted(emnist_source.RAW_FILES)  # gzip.zip removed
     assert data.train_x.shape == (3, 28, 28, 1) and data.test_x.shape == (2, 28, 28, 1)
     np.testing.assert_array_equal(data.train_x[1, :, :, 0], images["train"][1].T)  # turned upright
     np.testing.assert_array_equal(data.test_y, labels["test"])
@@ -212,7 +214,7 @@ def test_emnist_download_decompresses_the_byclass_files_for_torchvision(tmp_path
 def test_an_emnist_member_expanding_above_the_limit_is_refused(tmp_path: Path, monkeypatch) -> None:
     images = {part: np.zeros((60, 28, 28)) for part in ("train", "test")}  # 47 KB of zeros: a tiny gzip
     body = _emnist_zip(images, {part: np.zeros(60) for part in ("train", "test")})
-    monkeypatch.setattr(emnist_module, "MAX_RAW_BYTES", 40_000)
+    monkeypatch.setattr(emnist_source, "MAX_RAW_BYTES", 40_000)
     loc = DataLocations(None, tmp_path / "cache", download=True)
     with loopback_server({"gzip.zip": Served(body)}) as server:
         _serve_emnist(monkeypatch, server, body)

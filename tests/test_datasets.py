@@ -12,9 +12,13 @@ import pytest
 from PIL import Image
 
 from harness import provenance
-from harness.datasets import (DataLocations, DatasetUnavailable, dataset_fingerprint,
-                              load_cifar10, load_dataset, load_emnist, load_shakespeare)
 from harness.datasets import cifar10 as cifar10_module
+from harness.datasets.cifar10_source import load as load_cifar10
+from harness.datasets.emnist_source import load as load_emnist
+from harness.datasets.errors import DatasetUnavailable
+from harness.datasets.locations import DataLocations
+from harness.datasets.registry import dataset_fingerprint, load_dataset
+from harness.datasets.shakespeare_source import load as load_shakespeare
 from harness.datasets.emnist import upright
 from harness.datasets.shakespeare import (VOCAB, build_text_data, encode, parse_gutenberg,
                                           parse_role_text, role_samples)
@@ -181,7 +185,7 @@ def test_editing_the_decoder_or_pillow_misses_the_decoded_cache(jpeg_locations: 
     assert decoded == []  # same archive, same producer: the cache holds
 
     edited = tmp_path / "cifar10_edited.py"
-    edited.write_text(Path(cifar10_module.__file__).read_text() + "\n# an edit of the decoder's source\n")
+    edited.write_text(Path(cifar10_module.__file__).read_text() + "\n_EDITED = True  # an edit of the decoder's code\n")
     real_file = provenance._module_file
     monkeypatch.setattr(provenance, "_module_file",
                         lambda name: edited if name == cifar10_module.__name__ else real_file(name))

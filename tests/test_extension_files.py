@@ -184,7 +184,7 @@ def test_a_policy_files_key_names_it_from_the_project_on_any_machine(tmp_path, m
     monkeypatch.chdir(tmp_path)
     codes = [_code(first), _code(second)]
     assert codes[0] == codes[1] and list(codes[0]) == ["extension_file[policies/everyone.py]"]
-    _write(second / "policies" / "everyone.py", GOOD_POLICY + "# edited\n")
+    _write(second / "policies" / "everyone.py", GOOD_POLICY + "EDITED = True  # an edit of its code\n")
     assert _code(second) != codes[0]
 
 

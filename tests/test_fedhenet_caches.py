@@ -59,7 +59,7 @@ def test_feature_cache_misses_when_the_extractor_code_or_torch_changes(tmp_path,
     again = _features(images, folder)
     assert len(calls) == 1 and np.array_equal(first, again)
 
-    source.write_text(source.read_text() + "\n# an edit of the feature extractor\n")
+    source.write_text(source.read_text() + "\n_EDITED = True  # an edit of the feature extractor's code\n")
     edited = _features(images, folder)
     assert len(calls) == 2 and not np.array_equal(edited, first)
 
@@ -84,6 +84,6 @@ def test_centralised_solve_cache_misses_when_rolann_changes(tmp_path, editable):
     w_again, cached_again = _solve(x, y, tmp_path)
     assert (cached, cached_again) == (False, True) and np.array_equal(w, w_again)
 
-    source.write_text(source.read_text() + "\n# an edit of the solver\n")
+    source.write_text(source.read_text() + "\n_EDITED = True  # an edit of the solver's code\n")
     _, cached_after_edit = _solve(x, y, tmp_path)
     assert cached_after_edit is False

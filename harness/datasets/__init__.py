@@ -1,16 +1,9 @@
-"""Real datasets for the experiments: local copies, checked downloads and caches."""
-from __future__ import annotations
+"""Real data sets for the experiments: local copies, checked downloads and caches.
 
-from .arrays import ImageData, RoleSamples, TextData
-from .cifar10 import load_cifar10
-from .emnist import load_emnist
-from .errors import DataCheckFailed, DatasetUnavailable
-from .locations import DataLocations
-from .registry import DATASETS, UNAVAILABLE, dataset_fingerprint, fetch_dataset, load_dataset
-from .shakespeare import load_shakespeare
-
-__all__ = [
-    "DATASETS", "UNAVAILABLE", "DataCheckFailed", "DataLocations", "DatasetUnavailable", "ImageData",
-    "RoleSamples", "TextData", "dataset_fingerprint", "fetch_dataset", "load_cifar10", "load_dataset",
-    "load_emnist", "load_shakespeare",
-]
+Each data set has a loader, `<name>.py`, which decodes its fetched files into arrays and is part
+of the code identity of the runs that read it, and a sources module, `<name>_source.py`: where its
+files are, their fingerprint, fetching (`downloads`, `unpacking`, `locations`, `netguard`) and
+loading them through the loader. `registry` maps names to both without importing them. This file
+imports nothing, since a package's `__init__` runs (and is in the import closure) wherever one of
+its modules is imported.
+"""

@@ -5,18 +5,12 @@ counted while reading, since a header can lie about what its compressed data exp
 """
 from __future__ import annotations
 
-import gzip
-import os
-import shutil
 import tarfile
-import tempfile
 import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import BinaryIO
 
 from .errors import DataCheckFailed
-
-_CHUNK = 1 << 20
 
 
 def read_limited(stream: BinaryIO, max_bytes: int, what: str) -> bytes:
@@ -43,51 +37,3 @@ def read_tar_member(tar: tarfile.TarFile, member: tarfile.TarInfo, max_bytes: in
                               f"above the limit of {max_bytes}")
     handle = tar.extractfile(member)
     return None if handle is None else read_limited(handle, max_bytes, f"{where}: member {member.name}")
-
-
-def extract_tar_folder(archive: Path, folder: str, destination: Path, max_member_bytes: int) -> Path:
-    """Extract the regular files under ``folder``/ of a tar into ``destination``/``folder``.
-
-    Nothing else is written: other members, links, absolute or parent-relative names are
-    skipped, and a member above the limit stops the extraction. The folder appears in one
-    rename, so a reader never sees half of it.
-    """
-    final = destination / folder
-    destination.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=destination, prefix=f".{folder}-"))
-    try:
-        with tarfile.open(archive, mode="r|*") as tar:
-            for member in tar:
-                parts = PurePosixPath(member.name).parts
-                if (not member.isfile() or len(parts) != 2 or parts[0] != folder
-                        or parts[1] in ("", ".", "..")):
-                    continue
-                data = read_tar_member(tar, member, max_member_bytes, archive)
-                if data is not None:
-                    (staging / parts[1]).write_bytes(data)
-        shutil.rmtree(final, ignore_errors=True)
-        try:
-            os.replace(staging, final)
-        except OSError:
-            if not final.is_dir():  # else another process extracted the same archive first
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return final
-
-
-def gunzip_limited(compressed: BinaryIO, target: Path, max_bytes: int, what: str) -> None:
-    """Decompress a gzip stream into ``target`` (atomically), refused above ``max_bytes``."""
-    handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-", suffix=".part")
-    try:
-        written = 0
-        with os.fdopen(handle, "wb") as out, gzip.GzipFile(fileobj=compressed) as stream:
-            while chunk := stream.read(_CHUNK):
-                written += len(chunk)
-                if written > max_bytes:
-                    raise DataCheckFailed(f"{what} expands to more than the limit of {max_bytes} bytes")
-                out.write(chunk)
-        os.replace(partial, target)
-    except BaseException:
-        Path(partial).unlink(missing_ok=True)
-        raise

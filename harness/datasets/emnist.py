@@ -1,118 +1,23 @@
-"""EMNIST "byclass" (62 classes: digits, upper- and lowercase letters), read by torchvision.
+"""EMNIST's loader: reads the fetched "byclass" files (62 classes: digits, upper- and lowercase
+letters) with torchvision and turns the images upright (`emnist_source` finds and fetches them).
 
-Sources, first existing wins: torchvision's raw byclass files under FEDCLAIMS_DATA/EMNIST/raw/,
-then those under the cache, which the fetch makes from the official gzip.zip: downloaded and
-checked against its pinned sha256, its four byclass members decompressed with a size limit,
-the archive removed; torchvision then reads them with download=False.
+This module is part of the code identity of every run that reads EMNIST (harness.planning.run_code),
+so it imports nothing that finds, fetches or downloads files.
 """
 from __future__ import annotations
 
-import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
 
-from .archives import gunzip_limited
 from .arrays import ImageData
-from .downloads import SOURCES, download_checked
-from .errors import DataCheckFailed, DatasetUnavailable
-from .hashing import combined_sha256
-from .locations import DOWNLOAD_ENV, DataLocations, download_skipped
-from .netguard import describe_error
 
-NAME = "emnist"
 SPLIT = "byclass"
-RAW_FILES = tuple(f"emnist-{SPLIT}-{part}-{kind}-idx{dims}-ubyte"
-                  for part in ("train", "test") for kind, dims in (("images", 3), ("labels", 1)))
-MAX_RAW_BYTES = 600 << 20  # the largest, the training images, is 547,178,704 bytes
-HINT = ("set FEDCLAIMS_DATA to a folder holding torchvision's EMNIST download "
-        f"(EMNIST/raw/{RAW_FILES[0]} and the other {SPLIT} files), or allow downloads "
-        f"({DOWNLOAD_ENV} unset or 1; about 560 MB) on a machine with internet access")
 
 
-def load_emnist(loc: DataLocations) -> ImageData:
-    """EMNIST byclass as uint8 [N, 28, 28, 1] in upright orientation, int64 labels."""
-    root = fetch_emnist(loc)
-    try:
-        return _load_torchvision(root, loc.cache_dir)
-    except Exception as error:  # torchvision raises RuntimeError, ValueError, OSError, ...
-        raise DatasetUnavailable(NAME, [f"{_raw_folder(root)} (failed: {describe_error(error)})"],
-                                 HINT) from error
-
-
-def fetch_emnist(loc: DataLocations) -> Path:
-    """The torchvision root holding the raw byclass files: local, downloaded before, or now."""
-    existing = _source(loc)
-    if existing is not None:
-        return existing
-    tried = [f"{_raw_folder(root)} (not found)" for root in _roots(loc)]
-    if loc.data_dir is None:
-        tried.insert(0, f"{loc.describe_local('EMNIST/raw')} (not found)")
-    source = SOURCES[NAME]
-    if not loc.download:
-        raise DatasetUnavailable(NAME, tried + [download_skipped(source.url)], HINT)
-    root = _download_root(loc)
-    try:
-        archive = download_checked(source, _raw_folder(root))
-        try:
-            _extract_raw_files(archive)
-        finally:
-            archive.unlink(missing_ok=True)
-    except (OSError, DataCheckFailed, zipfile.BadZipFile, EOFError, zlib.error) as error:  # URLError: OSError
-        tried.append(f"download from {source.url} into {_raw_folder(root)} (failed: {describe_error(error)})")
-        raise DatasetUnavailable(NAME, tried, HINT) from error
-    return root
-
-
-def emnist_fingerprint(loc: DataLocations) -> str | None:
-    """Combined sha256 of the raw byclass files, or None when no copy exists."""
-    root = _source(loc)
-    return None if root is None else combined_sha256(_raw_files(root), loc.cache_dir)
-
-
-def upright(raw: np.ndarray) -> np.ndarray:
-    """EMNIST's idx files store each image transposed; return [N, H, W, 1] upright."""
-    return np.ascontiguousarray(np.swapaxes(raw, 1, 2))[..., None]
-
-
-def _extract_raw_files(archive: Path) -> None:
-    """Decompress gzip.zip's ``gzip/<raw file>.gz`` members of the byclass split beside it."""
-    with zipfile.ZipFile(archive) as bundle:
-        for name in RAW_FILES:
-            member = f"gzip/{name}.gz"
-            try:
-                info = bundle.getinfo(member)
-            except KeyError:
-                raise DataCheckFailed(f"{archive} has no member {member}") from None
-            what = f"{archive}: member {member}"
-            if info.file_size > MAX_RAW_BYTES:
-                raise DataCheckFailed(f"{what} declares {info.file_size} bytes, above the limit of {MAX_RAW_BYTES}")
-            with bundle.open(info) as compressed:
-                gunzip_limited(compressed, archive.parent / name, MAX_RAW_BYTES, what)
-
-
-def _source(loc: DataLocations) -> Path | None:
-    return next((root for root in _roots(loc) if all(path.is_file() for path in _raw_files(root))), None)
-
-
-def _roots(loc: DataLocations) -> list[Path]:
-    return ([] if loc.data_dir is None else [loc.data_dir]) + [_download_root(loc)]
-
-
-def _download_root(loc: DataLocations) -> Path:
-    return loc.cache_dir / "torchvision"
-
-
-def _raw_folder(root: Path) -> Path:
-    return root / "EMNIST" / "raw"
-
-
-def _raw_files(root: Path) -> list[Path]:
-    return [_raw_folder(root) / name for name in RAW_FILES]
-
-
-def _load_torchvision(root: Path, cache_dir: Path) -> ImageData:
+def load_torchvision(root: Path, fingerprint: str) -> ImageData:
+    """EMNIST byclass from torchvision's ``root``/EMNIST/raw/ files, as uint8 [N, 28, 28, 1] upright
+    images and int64 labels."""
     from torchvision.datasets import EMNIST
 
     train = EMNIST(root=str(root), split=SPLIT, train=True, download=False)
@@ -123,5 +28,10 @@ def _load_torchvision(root: Path, cache_dir: Path) -> ImageData:
         test_x=upright(test.data.numpy().astype(np.uint8, copy=False)),
         test_y=test.targets.numpy().astype(np.int64),
         classes=tuple(train.classes),
-        fingerprint=combined_sha256(_raw_files(root), cache_dir),
+        fingerprint=fingerprint,
     )
+
+
+def upright(raw: np.ndarray) -> np.ndarray:
+    """EMNIST's idx files store each image transposed; return [N, H, W, 1] upright."""
+    return np.ascontiguousarray(np.swapaxes(raw, 1, 2))[..., None]

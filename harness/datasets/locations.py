@@ -5,11 +5,24 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 DATA_ENV = "FEDCLAIMS_DATA"
 CACHE_ENV = "FEDCLAIMS_CACHE"
 DOWNLOAD_ENV = "FEDCLAIMS_DOWNLOAD"
 _FALSE_WORDS = {"0", "false", "no", "off"}
+
+
+class Folders(Protocol):
+    """Where a data set's files may be: a DataLocations, or a run's RunContext (which names the
+    same three without the data sets' code, so a runner passes it along unread)."""
+
+    @property
+    def data_dir(self) -> Path | None: ...
+    @property
+    def cache_dir(self) -> Path: ...
+    @property
+    def download(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -32,6 +45,15 @@ class DataLocations:
             cache_dir=Path(cache).expanduser() if cache else default_cache_dir(env),
             download=download,
         )
+
+    @classmethod
+    def of(cls, where: Folders | None) -> DataLocations:
+        """``where`` as DataLocations; None: the environment's (from_env)."""
+        if where is None:
+            return cls.from_env()
+        if isinstance(where, DataLocations):
+            return where
+        return cls(where.data_dir, where.cache_dir, where.download)
 
     def local_file(self, name: str) -> Path | None:
         """The path of ``name`` inside data_dir, or None when no data_dir is configured."""

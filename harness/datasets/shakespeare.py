@@ -1,4 +1,5 @@
-"""LEAF-style Shakespeare: one client per speaking role, next-character prediction.
+"""Shakespeare's loader: parses the fetched text into LEAF-style role federations (`shakespeare_source`
+finds and fetches it). One client per speaking role, next-character prediction.
 
 Construction (after LEAF, Caldas et al. 2018): a role's speech lines are joined
 with spaces; characters outside printable ASCII become spaces and runs of spaces
@@ -12,10 +13,10 @@ temporal and contiguous: the first 80% of a role's samples train, the last 20%
 test, minus the ``seq_len`` samples at the boundary, so no character of a test
 window (or its target) appears in any training window.
 
-Sources, first existing wins: FEDCLAIMS_DATA's tinyshakespeare.txt (the ROLE: format of
-karpathy/char-rnn's corpus), FEDCLAIMS_DATA's 1994-01-100.zip (Project Gutenberg's complete
-works, LEAF's source), and the same tiny corpus downloaded and checked against its pinned sha256
-(Project Gutenberg publishes no digest of the zip, so it is never downloaded).
+Two text forms: the ROLE: format of karpathy/char-rnn's tinyshakespeare corpus, and Project
+Gutenberg's complete works as a zip (LEAF's source). This module is part of the code identity of
+every run that reads Shakespeare (harness.planning.run_code), so it imports nothing that finds,
+fetches or downloads files.
 """
 from __future__ import annotations
 
@@ -28,22 +29,10 @@ import numpy as np
 
 from .archives import read_zip_member
 from .arrays import RoleSamples, TextData
-from .downloads import SOURCES, download_checked
-from .errors import DataCheckFailed, DatasetUnavailable
-from .hashing import cached_sha256
-from .locations import DOWNLOAD_ENV, DataLocations, download_skipped
-from .netguard import describe_error
 
-NAME = "shakespeare"
-TINY_NAME = "tinyshakespeare.txt"
-GUTENBERG_NAME = "1994-01-100.zip"
 MAX_TEXT_BYTES = 64 << 20  # the complete works are about 5.5 MB of text
 VOCAB = "".join(chr(code) for code in range(32, 127))
 TRAIN_FRACTION = 0.8
-HINT = (f"set FEDCLAIMS_DATA to a folder holding {TINY_NAME} (ROLE: header lines, each "
-        f"followed by that role's speech, blank line between speeches) or {GUTENBERG_NAME} "
-        f"(Project Gutenberg's complete works as used by LEAF), or allow downloads "
-        f"({DOWNLOAD_ENV} unset or 1) on a machine with internet access")
 
 _NON_PRINTABLE = re.compile(r"[^\x20-\x7e]")
 _SPACES = re.compile(r"  +")
@@ -56,55 +45,16 @@ _COE_CONTINUATION_RE = re.compile(r"^(.*)")
 _AUTHOR_MARK = "by William Shakespeare"
 
 
-def load_shakespeare(loc: DataLocations, num_roles: int = 20, seq_len: int = 80) -> TextData:
-    """The federation from the source shakespeare_fingerprint names, fetched first if none exists."""
-    path = fetch_shakespeare(loc)
-    try:
-        roles = _read_roles(path)
-        return build_text_data(roles, num_roles, seq_len, cached_sha256(path, loc.cache_dir))
-    except (OSError, zipfile.BadZipFile, ValueError) as error:
-        raise DatasetUnavailable(NAME, [f"{path} (failed: {describe_error(error)})"], HINT) from error
-
-
-def fetch_shakespeare(loc: DataLocations) -> Path:
-    """The source file: a local copy, an earlier download, or a checked download made now."""
-    existing = _source(loc)
-    if existing is not None:
-        return existing
-    tried = [f"{loc.describe_local(name)} (not found)" for name in (TINY_NAME, GUTENBERG_NAME)]
-    source = SOURCES[NAME]
-    tried.append(f"{_download_folder(loc) / source.name} (not downloaded yet)")
-    if not loc.download:
-        raise DatasetUnavailable(NAME, tried + [download_skipped(source.url)], HINT)
-    try:
-        return download_checked(source, _download_folder(loc))
-    except (OSError, DataCheckFailed) as error:  # urllib's URLError and HTTPError are OSErrors
-        tried.append(f"download from {source.url} (failed: {describe_error(error)})")
-        raise DatasetUnavailable(NAME, tried, HINT) from error
-
-
-def shakespeare_fingerprint(loc: DataLocations) -> str | None:
-    """sha256 of the source file load_shakespeare would use, or None when none exists."""
-    path = _source(loc)
-    return None if path is None else cached_sha256(path, loc.cache_dir)
-
-
-def _source(loc: DataLocations) -> Path | None:
-    """The first existing of: local ROLE: text, local Gutenberg zip, the downloaded ROLE: text."""
-    local = [loc.local_file(name) for name in (TINY_NAME, GUTENBERG_NAME)]
-    candidates = [path for path in local if path is not None]
-    candidates.append(_download_folder(loc) / SOURCES[NAME].name)
-    return next((path for path in candidates if path.is_file()), None)
+def load(path: Path, fingerprint: str, num_roles: int = 20, seq_len: int = 80) -> TextData:
+    """The federation of the ``num_roles`` longest roles of the text at ``path`` (a ROLE: text, or
+    a Gutenberg zip), every window of ``seq_len`` characters a sample."""
+    return build_text_data(_read_roles(path), num_roles, seq_len, fingerprint)
 
 
 def _read_roles(path: Path) -> dict[str, str]:
     if path.suffix == ".zip":
         return parse_gutenberg(read_gutenberg_zip(path))
     return parse_role_text(path.read_text(encoding="utf-8", errors="replace"))
-
-
-def _download_folder(loc: DataLocations) -> Path:
-    return loc.cache_dir / NAME
 
 
 def normalise(text: str) -> str:

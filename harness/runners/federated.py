@@ -7,7 +7,6 @@ import numpy as np
 import torch
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness.datasets.locations import DataLocations
 from harness.datasets.registry import load_dataset
 from harness.runners.context import RunContext
 from methods.seeding import setup_seed
@@ -127,8 +126,8 @@ def _images(images: np.ndarray, mean: np.ndarray, std: np.ndarray) -> torch.Tens
     return torch.from_numpy(np.ascontiguousarray(array.transpose(0, 3, 1, 2)))
 
 
-def _image_federation(config: Config, seed: int, locations: DataLocations):
-    data = load_dataset(config.data.name, locations)
+def _image_federation(config: Config, seed: int, context: RunContext):
+    data = load_dataset(config.data.name, context)
     model = config.model
     assert isinstance(model, ImageModel)
     if data.num_classes != model.num_classes or data.train_x.shape[-1] != model.in_channels:
@@ -165,8 +164,8 @@ def _image_federation(config: Config, seed: int, locations: DataLocations):
     return federated, tv, data.fingerprint
 
 
-def _text_federation(config: Config, seed: int, locations: DataLocations):
-    data = load_dataset("shakespeare", locations)
+def _text_federation(config: Config, seed: int, context: RunContext):
+    data = load_dataset("shakespeare", context)
     if config.federation.num_clients != len(data.roles):
         raise ValueError(f"Shakespeare has {len(data.roles)} role-clients; num_clients is {config.federation.num_clients}")
     rng = np.random.default_rng(setup_seed(seed, "partition"))
@@ -200,9 +199,8 @@ def _width_costs(family, model: ModelConfig, history) -> list[dict]:
 
 
 def run(config: Config, seed: int, context: RunContext) -> dict:
-    locations = DataLocations(context.data_dir, context.cache_dir, context.download)
     build = _text_federation if config.data.name == "shakespeare" else _image_federation
-    federated, tv, fingerprint = build(config, seed, locations)
+    federated, tv, fingerprint = build(config, seed, context)
     caps_rng = np.random.default_rng(setup_seed(seed, "caps"))
     if config.caps.assignment == "equal_shares":
         caps = equal_share_caps(config.federation.num_clients, config.caps.tiers, rng=caps_rng)

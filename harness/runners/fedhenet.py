@@ -34,7 +34,6 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness.datasets.locations import DataLocations
 from harness.datasets.registry import load_dataset
 from harness.runners import fedhenet_caches as caches
 from harness.runners.ckks_config import CkksConfig
@@ -149,7 +148,7 @@ class _Subset:
 
 
 def _subset(config: Config, context: RunContext) -> _Subset:
-    data = load_dataset(config.data.name, DataLocations(context.data_dir, context.cache_dir, context.download))
+    data = load_dataset(config.data.name, context)
     rng = np.random.default_rng(setup_seed(config.data.subset_seed, "fedhenet-subset"))
     train_index = _stratified(data.train_y, config.data.train_samples, rng)
     test_index = _stratified(data.test_y, config.data.test_samples, rng)

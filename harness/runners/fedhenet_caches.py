@@ -1,8 +1,9 @@
 """FedHENet's derived caches under `<cache>/features`: backbone features and the pooled ROLANN solve.
 
-Each entry is keyed by its inputs and by its producer: the code hash of the producing
-module's import closure and the versions of the libraries that shape its numbers
-(harness.provenance.producer_identity), so an edit of that code or an upgrade misses; and by
+Each entry is keyed by its inputs and by its producer: the code identity of the producing
+module's import closure (its modules' content digests, as in a record key) and the versions of the
+libraries that shape its numbers (harness.provenance.producer_identity), so an edit of that code or
+an upgrade misses, a comment, a docstring or a move does not; and by
 the numerics fingerprint of the process (harness.numerics), so a cache shared between machines
 or kernel settings never hands one numerics' floats to a run recorded under another.
 """

@@ -45,19 +45,11 @@ from harness.store import REUSABLE, wall_seconds
 from harness.sequential import schedule
 from harness.sequential.recorded import Recorded, read
 from harness.sequential.rule import Looks, default_max_seeds, planned_looks
+from harness.sequential.stops import AT_LIMIT, BUDGET, DECIDED, NO_FIGURE, NOT_EXTENDED, NOT_TESTED
+from harness.sequential.stops import INTERRUPTED  # noqa: F401 - re-exported with the stops the driver gives
 from harness.settings import Settings
 from harness.verify import FAIL, INCONCLUSIVE, PASS, Verdict, apply_families, verify_claim
 
-DECIDED = "decided"
-NOT_EXTENDED = "decided at fixed n: not extended"
-NO_FIGURE = "no finite figure of the seeds that would decide it"
-AT_LIMIT = "max seeds reached"
-BUDGET = "budget spent"
-NOT_TESTED = "not tested"
-INTERRUPTED = "interrupted before its looks ended"
-STOPS = (DECIDED, NOT_EXTENDED, NO_FIGURE, AT_LIMIT, BUDGET, NOT_TESTED, INTERRUPTED)
-CONTINUING = (BUDGET, NOT_TESTED, INTERRUPTED)
-"""Why looks ended that a later invocation goes on from."""
 
 
 @dataclass

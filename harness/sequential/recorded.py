@@ -29,6 +29,7 @@ from typing import Any
 
 from harness.errors import format_field
 from harness.sequential import rule
+from harness.sequential.stops import CONTINUING, STOPS
 
 FOLDER = "sequential"
 
@@ -54,7 +55,6 @@ class RecordedClaim:
     def continues(self) -> bool:
         """Its looks go on in a later invocation (they ended for a budget, an interruption, or a
         look that could not be tested)."""
-        from harness.sequential.driver import CONTINUING
         return self.stopped in CONTINUING
 
     @property
@@ -213,7 +213,6 @@ class _Reader:
         if not 1 <= look <= len(planned):
             raise self.fail(where + ("looks",), f"look {look} is outside the plan's {len(planned)} looks")
         stopped = self.get(entry, where, "stopped", str)
-        from harness.sequential.driver import STOPS
         if stopped not in STOPS:
             raise self.fail(where + ("stopped",), f"not a reason the looks end ({'; '.join(STOPS)}): {stopped!r}")
         return RecordedClaim(claim, experiment, rule.Looks(alpha, tuple(seeds), tuple(levels), tuple(spent)), look,

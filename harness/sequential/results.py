@@ -18,12 +18,15 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.sequential import boundary, rule
-from harness.sequential.driver import INTERRUPTED, NOT_EXTENDED, Sequential, Track
 from harness.sequential.recorded import Recorded, RecordedClaim, path_for, read_json
+from harness.sequential.stops import INTERRUPTED, NOT_EXTENDED
 from harness.store import json_safe
+
+if TYPE_CHECKING:
+    from harness.sequential.driver import Sequential, Track
 
 
 def to_dict(result: Sequential, selection: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -1,0 +1,375 @@
+"""Carry records of an earlier format over to their keys under this one (`fedclaims store migrate`).
+
+A format-1 record is never read under a format-2 key (harness.store), so after the format bump
+every run would be recomputed. A migration carries an old record over instead where the new code
+is shown to compute the same bits:
+
+1. The runs the selected claims need are planned with the new code at the profiles the old
+   records were made at (or the ones named), giving each its new key; runs whose config refers to
+   another run's record wait for it, as in `verify`, and are planned in a later wave.
+2. Each new run is matched to the old record of the same experiment, variant and seed made at one
+   of the profiles that request its key. Configs are not compared: other changes may have
+   reshaped them, and the check below is what vouches for the match. Old records keep the profile
+   that first made them, not every profile sharing them, hence "one of the profiles".
+3. A matched record is a candidate only if it finished (`ok`), its own fields give its key under
+   format 1's definition, and it was made with this key's library versions, device, threads and
+   data-set fingerprints, under this machine's numerics (a record made under other numerics is
+   never carried: its bits are not this machine's).
+4. The candidates are grouped by experiment and the profile they were made at; in every group a
+   sample (one run, or `--sample` runs, spread over the variants) is re-run with the new code and
+   its record compared with the old one: every metric and per-client quantity the kind declares,
+   except metrics declared `varies` (timings), bit for bit (a metric that needs arguments, with
+   each set of arguments any claim on the experiment gives it, selected or not). A group whose
+   every sampled run is identical is carried: each other record is stored under its new key
+   (format 2) with its provenance, whose `code` is the new key's code, plus `migrated` (the old
+   format, key, code and config, and the re-runs that checked it). A group with a difference is
+   left to be recomputed.
+
+The re-runs are stored like any run's record. Old records are never changed nor deleted.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import struct
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+
+from harness.catalog import Catalog, LoadedClaim
+from harness.execution import execute
+from harness.fetching import survey_data
+from harness.kinds.base import ExperimentKind
+from harness.numerics import fingerprint, numerics
+from harness.planning import RunRequest, datasets_needed, plan
+from harness.provenance import library_versions
+from harness.settings import Settings
+from harness.store import ResultStore, canonical, content_key
+
+MAX_WAVES = 4
+"""Planning waves: a run whose config refers to another run's record is planned once that
+record is carried or re-run (as harness.pipeline's dependency waves)."""
+
+
+def format1_key(record: dict[str, Any]) -> str:
+    """The key a format-1 record's fields give under format 1's definition (code: the sha256 of
+    "module sha256-of-its-bytes" lines)."""
+    provenance = record["provenance"]
+    code = "\n".join(f"{name} {digest}" for name, digest in sorted(provenance["code"].items()))
+    return content_key({"kind": record["kind"], "config": record["config"], "seed": record["seed"],
+                        "code": hashlib.sha256(code.encode()).hexdigest(), "datasets": provenance["datasets"],
+                        "libraries": provenance["libraries"], "device": provenance["device"],
+                        "threads": provenance["threads"]})
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A new run and the old record it may be carried from."""
+
+    request: RunRequest
+    old_key: str
+    old: dict[str, Any]
+
+    @property
+    def group(self) -> tuple[str, str]:
+        return self.request.experiment, self.old["profile"]
+
+    @property
+    def label(self) -> str:
+        return f"{self.request.variant}/seed {self.request.seed}"
+
+
+@dataclass
+class Check:
+    """One sampled run re-run with the new code and compared with its old record."""
+
+    label: str
+    key: str
+    differences: list[str]
+
+    @property
+    def identical(self) -> bool:
+        return not self.differences
+
+
+@dataclass
+class Group:
+    """What happened to the old records of one experiment made at one profile."""
+
+    experiment: str
+    profile: str
+    carried: list[str] = field(default_factory=list)
+    recomputed: dict[str, str] = field(default_factory=dict)
+    """Label -> why it was not carried."""
+    checks: list[Check] = field(default_factory=list)
+
+    def text(self) -> str:
+        total = len(self.carried) + len(self.recomputed) + len(self.checks)
+        reran = ", ".join(f"{c.label} ({'identical' if c.identical else 'differs'})" for c in self.checks)
+        lines = [f"{self.experiment} @ {self.profile}: carried {len(self.carried)} of {total}"
+                 + (f"; re-run to check: {reran}" if reran else "; nothing re-run")]
+        for check in self.checks:
+            lines += [f"  {check.label}: {difference}" for difference in check.differences[:5]]
+            if len(check.differences) > 5:
+                lines.append(f"  {check.label}: and {len(check.differences) - 5} more differences")
+        lines += [f"  recomputed {label}: {why}" for label, why in sorted(self.recomputed.items())]
+        return "\n".join(lines)
+
+
+@dataclass
+class Migration:
+    groups: dict[tuple[str, str], Group] = field(default_factory=dict)
+    already: int = 0
+    """New runs already stored under their new key (nothing to carry)."""
+    unmatched: int = 0
+    """New runs with no old record to carry (they run at the next verify)."""
+    unused: int = 0
+    """Old records no planned run matched (other claims, variants or profiles); left in place."""
+    events: list[str] = field(default_factory=list)
+
+    def group(self, experiment: str, profile: str) -> Group:
+        return self.groups.setdefault((experiment, profile), Group(experiment, profile))
+
+    def text(self) -> str:
+        carried = sum(len(g.carried) for g in self.groups.values())
+        recomputed = sum(len(g.recomputed) for g in self.groups.values())
+        checks = sum(len(g.checks) for g in self.groups.values())
+        return (f"carried {carried} records, left {recomputed} to be recomputed, re-ran {checks}; "
+                f"{self.already} already under their new key, {self.unmatched} planned runs without an old record, "
+                f"{self.unused} old records no planned run matched; old records are left in place")
+
+
+def migrate(settings: Settings, catalog: Catalog, claims: list[LoadedClaim], profiles: Iterable[str] = (),
+            sample: int = 1, console: Console | None = None) -> Migration:
+    """Carry the store's old records over to the new keys of the runs `claims` need (see the module)."""
+    if sample < 1:
+        raise ValueError(f"--sample is the number of runs re-run per group; it must be at least 1, not {sample}")
+    store = ResultStore(settings.store_dir)
+    store.check_readable()
+    store.check()
+    old = dict(store.old_records())
+    by_run: dict[tuple[str, str, int], list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+    for key, record in old.items():
+        by_run[record["experiment"], record["variant"], record["seed"]].append((key, record))
+    profiles = _profiles(catalog, claims, list(profiles), old.values())
+    data = survey_data(datasets_needed(catalog, claims, profiles), settings).fingerprints
+    migration, matched, handled = Migration(), set[str](), set[str]()
+    for _ in range(MAX_WAVES):
+        candidates = _match(catalog, claims, profiles, settings, store, data, by_run, handled, matched, migration)
+        if not candidates:
+            break
+        _check_and_carry(catalog, candidates, sample, settings, store, migration, console)
+    migration.unused = len(set(old) - matched)
+    migration.events = list(store.events)
+    return migration
+
+
+def _profiles(catalog: Catalog, claims: list[LoadedClaim], named: list[str], old: Iterable[dict]) -> list[str]:
+    known = list(dict.fromkeys(p for loaded in claims for p in catalog.specs[loaded.claim.experiment].spec.profiles))
+    unknown = [p for p in named if p not in known]
+    if unknown:
+        raise ValueError(f"no selected claim's experiment has profile {', '.join(map(repr, unknown))}; "
+                         f"profiles: {', '.join(known)}")
+    present = {record["profile"] for record in old}
+    return named or [p for p in known if p in present]
+
+
+def _match(catalog, claims, profiles, settings, store, data, by_run, handled, matched, migration) -> list[Candidate]:
+    """This wave's new runs not handled yet, each matched to its old record and checked as a candidate."""
+    profiles_of: dict[str, list[str]] = defaultdict(list)
+    requests: dict[str, RunRequest] = {}
+    for profile in profiles:
+        for request in plan(catalog, claims, [profile], settings, store, data)[0]:
+            if request.key not in handled:
+                requests.setdefault(request.key, request)
+                profiles_of[request.key].append(profile)
+    candidates = []
+    for key, request in requests.items():
+        handled.add(key)
+        olds = {old_key: record for old_key, record in by_run[request.experiment, request.variant, request.seed]
+                if record["profile"] in profiles_of[key]}
+        matched.update(olds)
+        if store.reusable(key) is not None:
+            migration.already += 1
+            continue
+        if not olds:
+            migration.unmatched += 1
+            continue
+        (old_key, record), *others = sorted(olds.items())
+        group = migration.group(request.experiment, record["profile"])
+        label = f"{request.variant}/seed {request.seed}"
+        problem = (f"{len(olds)} old records match it ({', '.join(k[:12] for k in sorted(olds))})" if others
+                   else _ineligible(request, old_key, record, settings))
+        if problem:
+            group.recomputed[label] = problem
+        else:
+            candidates.append(Candidate(request, old_key, record))
+    return candidates
+
+
+def _ineligible(request: RunRequest, old_key: str, record: dict[str, Any], settings: Settings) -> str | None:
+    """Why an old record cannot be carried to `request`'s key whatever the check says, if it cannot."""
+    provenance = record.get("provenance") or {}
+    if record["status"] != "ok":
+        return f"the old record's status is {record['status']}"
+    try:
+        reproduced = format1_key(record)
+    except (KeyError, TypeError, ValueError) as error:
+        return f"the old record lacks what its key was made of ({type(error).__name__}: {error})"
+    if reproduced != old_key:
+        return "the old record's fields do not give its key"
+    if provenance.get("libraries") != library_versions():
+        changed = sorted(name for name in library_versions()
+                         if (provenance.get("libraries") or {}).get(name) != library_versions()[name])
+        return "made with other library versions: " + ", ".join(
+            f"{name} {(provenance.get('libraries') or {}).get(name)} (here {library_versions()[name]})"
+            for name in changed)
+    if (provenance.get("device"), provenance.get("threads")) != (settings.device, settings.threads):
+        return (f"made on {provenance.get('device')} with {provenance.get('threads')} threads, not "
+                f"{settings.device} with {settings.threads}")
+    if provenance.get("datasets") != request.datasets:
+        return f"made from data {provenance.get('datasets')}, here {request.datasets}"
+    here = numerics(settings.device, settings.threads)["fingerprint"]
+    if fingerprint(record) != here:
+        return f"made under numerics {fingerprint(record)}, not this machine's {here}"
+    return None
+
+
+def _sampled(candidates: list[Candidate], sample: int) -> list[Candidate]:
+    """Up to `sample` candidates, the variants in turn (first seeds first)."""
+    by_variant: dict[str, list[Candidate]] = defaultdict(list)
+    for candidate in sorted(candidates, key=lambda c: (c.request.variant, c.request.seed)):
+        by_variant[candidate.request.variant].append(candidate)
+    rounds = [[runs[i] for runs in by_variant.values() if i < len(runs)]
+              for i in range(max(map(len, by_variant.values())))]
+    return [candidate for round_ in rounds for candidate in round_][:sample]
+
+
+def _check_and_carry(catalog, candidates, sample, settings, store, migration, console) -> None:
+    groups: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
+    for candidate in candidates:
+        groups[candidate.group].append(candidate)
+    sampled = {group: _sampled(members, sample) for group, members in groups.items()}
+    execute([c.request for chosen in sampled.values() for c in chosen], store, settings, console)
+    for (experiment, profile), members in groups.items():
+        group = migration.group(experiment, profile)
+        kind = catalog.specs[experiment].kind
+        arguments = _claimed_arguments(catalog.select(), experiment)
+        checks = [_check(kind, arguments, candidate, store) for candidate in sampled[experiment, profile]]
+        group.checks += checks
+        chosen = {id(candidate) for candidate in sampled[experiment, profile]}
+        rest = [candidate for candidate in members if id(candidate) not in chosen]
+        if all(check.identical for check in checks):
+            for candidate in rest:
+                store.put(_carried(candidate, checks))
+                group.carried.append(candidate.label)
+        else:
+            reason = "the group's check found a difference"
+            group.recomputed.update({candidate.label: reason for candidate in rest})
+
+
+def _check(kind: ExperimentKind, arguments: dict[str, list[dict]], candidate: Candidate, store: ResultStore) -> Check:
+    record = store.get(candidate.request.key)
+    if record is None or record["status"] != "ok":
+        why = "no record" if record is None else f"{record['status']}: {(record.get('error') or {}).get('message')}"
+        return Check(candidate.label, candidate.request.key, [f"the re-run did not finish ({why})"])
+    return Check(candidate.label, candidate.request.key, differences(kind, arguments, candidate.old["result"],
+                                                                     record["result"]))
+
+
+def _claimed_arguments(claims: list[LoadedClaim], experiment: str) -> dict[str, list[dict]]:
+    """The arguments the claims on `experiment` give each metric they read."""
+    found: dict[str, list[dict]] = defaultdict(list)
+    for loaded in claims:
+        observe = loaded.claim.observe
+        metric = getattr(observe, "metric", None)
+        if loaded.claim.experiment == experiment and metric is not None:
+            found[metric].append(dict(getattr(observe, "args", None) or {}))
+    return found
+
+
+def differences(kind: ExperimentKind, arguments: dict[str, list[dict]], old: dict[str, Any],
+                new: dict[str, Any]) -> list[str]:
+    """Where two results of one run differ, bit for bit, in what the kind declares: every metric not
+    declared `varies` (with no arguments where it takes none, else with each set the claims give)
+    and every per-client quantity. Comparing nothing is a difference: it would vouch for nothing."""
+    found, compared = [], 0
+    for name, metric in sorted(kind.metrics.items()):
+        if metric.varies:
+            continue
+        for args in _argument_sets(metric.args, arguments.get(name, [])):
+            shown = f"{name}({canonical(args.model_dump(mode='json'))})" if type(args).model_fields else name
+            compared += 1
+            found += _differs(shown, _value(metric.compute, old, args), _value(metric.compute, new, args))
+    for name, quantity in sorted(kind.client_quantities.items()):
+        compared += 1
+        found += _differs(f"client quantity {name}", _value(quantity.compute, old), _value(quantity.compute, new))
+    return found if compared else [f"nothing to compare: kind {kind.name} declares no metric a re-run could check"]
+
+
+def _argument_sets(model, claimed: list[dict]) -> list:
+    sets, seen = [], set()
+    for args in [{}, *claimed]:
+        try:
+            parsed = model.model_validate(args)
+        except ValidationError:
+            continue
+        text = canonical(parsed.model_dump(mode="json"))
+        if text not in seen:
+            seen.add(text)
+            sets.append(parsed)
+    return sets
+
+
+def _value(compute: Callable[..., Any], *arguments: Any) -> Any:
+    """compute(*arguments), or what it raised (a record neither side can read is compared as such)."""
+    try:
+        value = compute(*arguments)
+    except Exception as error:  # noqa: BLE001 - a metric raising on a record is a value to compare
+        return f"raised {type(error).__name__}: {error}"
+    return [float(v) for v in value] if isinstance(value, (list, tuple)) else value
+
+
+def _differs(name: str, old: Any, new: Any) -> list[str]:
+    return [] if _same(old, new) else [f"{name}: {old!r} recorded, {new!r} re-run"]
+
+
+def _same(old: Any, new: Any) -> bool:
+    if isinstance(old, list) and isinstance(new, list):
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new))
+    if isinstance(old, (int, float)) and isinstance(new, (int, float)):
+        return _bits(float(old)) == _bits(float(new))
+    return old == new
+
+
+def _bits(value: float) -> bytes:
+    return b"nan" if math.isnan(value) else struct.pack("<d", value)
+
+
+def _carried(candidate: Candidate, checks: list[Check]) -> dict[str, Any]:
+    """The old record under its new key, its provenance noting where it came from and what checked it."""
+    request, old = candidate.request, candidate.old
+    provenance = dict(old["provenance"])
+    migrated = {"from_format": old["format"], "old_key": candidate.old_key, "old_code": provenance["code"],
+                "checked_by": [{"run": check.label, "key": check.key} for check in checks],
+                "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    if old["config"] != request.config:
+        migrated["old_config"] = old["config"]
+    provenance.update(code=request.code, migrated=migrated)
+    return {"key": request.key, "experiment": request.experiment, "variant": request.variant, "seed": request.seed,
+            "profile": old["profile"], "kind": request.kind, "config": request.config, "status": "ok",
+            "result": old["result"], "error": None, "provenance": provenance}
+
+
+def print_migration(migration: Migration, console: Console) -> None:
+    for event in migration.events:
+        console.print(f"[yellow]store:[/yellow] {escape(event)}", soft_wrap=True)
+    for group in migration.groups.values():
+        console.print(escape(group.text()), soft_wrap=True)
+    console.print(migration.text(), soft_wrap=True)
