@@ -35,7 +35,7 @@ from harness.settings import Settings, find_project_root
 PHASES = {
     "local training": ("round_training.py", "train_round"),
     "evaluation (BN rebuild + test pass)": ("evaluation.py", "evaluate"),
-    "  BN rebuild pass": ("conv.py", "calibrate_batchnorm"),
+    "  BN rebuild pass": ("batchnorm.py", "calibrate_batchnorm"),
     "aggregation": ("aggregation.py", "aggregate"),
     "policy observe (estimator)": ("hasfl.py", "observe"),
     "extraction (views, extract)": ("submodel.py", "extract"),

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness import baseline, drift
+from harness import baseline
 from harness.archive import baseline_archive, reverify
 from harness.catalog import load_catalog
 from harness.verify import apply_families
@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--truth", choices=("series", "pooled"), default="series")
     args = parser.parse_args()
     rng = np.random.default_rng(SEED)
-    print(f"| profile | changed variant | Δ (points) | check fails | fails a claim reading it | only fragile |")
+    print("| profile | changed variant | Δ (points) | check fails | fails a claim reading it | only fragile |")
     print("|---|---|---|---|---|---|")
     for profile in args.profile or ["smoke", "standard"]:
         simulation = Simulation(profile, args.truth)

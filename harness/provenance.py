@@ -116,6 +116,11 @@ class _Parsed:
     imports: tuple[tuple[str | None, ...], ...]
 
 
+_PARSED: dict[tuple[str | None, Path], tuple[tuple[int, int], _Parsed]] = {}
+"""Each file parsed in this process, with the modification time and size it had: a file is parsed
+again only once it changed, so a fingerprint still reads the source as it is on disk."""
+
+
 class _Source:
     """One reading of the project's source: each module located, parsed and normalised once. A
     fingerprint is made from one reading; the next one reads the files again."""
@@ -145,6 +150,18 @@ class _Source:
     def parsed(self, name: str | None, file: Path) -> _Parsed:
         if name is not None and name in self._parsed:
             return self._parsed[name]
+        stat = file.stat()
+        remembered = _PARSED.get((name, file))
+        if remembered is not None and remembered[0] == (stat.st_mtime_ns, stat.st_size):
+            parsed = remembered[1]
+        else:
+            parsed = self._parse(name, file)
+            _PARSED[(name, file)] = ((stat.st_mtime_ns, stat.st_size), parsed)
+        if name is not None:
+            self._parsed[name] = parsed
+        return parsed
+
+    def _parse(self, name: str | None, file: Path) -> _Parsed:
         tree = ast.parse(file.read_bytes(), filename=str(file))
         _prune(tree)
         imports = []
@@ -153,10 +170,7 @@ class _Source:
                 targets = self._targets(node, _package(name, file))
                 imports.append(tuple(targets))
                 _drop_paths(node, targets)
-        parsed = _Parsed(hashlib.sha256(ast.dump(tree).encode()).hexdigest(), tuple(imports))
-        if name is not None:
-            self._parsed[name] = parsed
-        return parsed
+        return _Parsed(hashlib.sha256(ast.dump(tree).encode()).hexdigest(), tuple(imports))
 
     def _targets(self, node: ast.Import | ast.ImportFrom, package: str | None) -> list[str | None]:
         """The project module each name of an import statement comes from (None: not a project module)."""

@@ -7,7 +7,7 @@ from torch import Tensor, nn
 
 from methods.costs import cost_fractions, mac_count, parameter_count
 from methods.extraction import ExtractionMode, kept_units, select_units
-from methods.models.conv import calibrate_batchnorm
+from methods.models.batchnorm import calibrate_batchnorm
 from methods.models.registry import build_family
 from tests.model_helpers import load, params_of
 from methods.models.resnet import PreResNet18Family

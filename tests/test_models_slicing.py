@@ -6,7 +6,8 @@ import torch
 from torch import Tensor, nn
 
 from methods.extraction import ExtractionMode, select_units
-from methods.models.conv import ConvFamily, calibrate_batchnorm
+from methods.models.batchnorm import calibrate_batchnorm
+from methods.models.conv import ConvFamily
 from methods.models.lstm import CharLSTMFamily
 from methods.models.registry import build_family
 from tests.model_helpers import load, params_of

@@ -8,6 +8,7 @@ from functools import partial
 from pydantic import Field
 
 from harness.kinds.base import ExperimentKind, KindExample, Metric, NotApplicable, Plot
+from harness.runners.model_config import model_sources
 from harness.schema.base import StrictModel
 
 
@@ -118,6 +119,7 @@ SUBMODEL_COST = ExperimentKind(
         "mac_exponent": Exact("least-squares exponent k of MACs ∝ p^k", lambda r, a: r["mac_exponent"]),
     },
     plots={"cost_curves": Plot("parameter and MAC fractions against width", _draw_cost_curves)},
+    code_sources=lambda config: model_sources(config.model),
     example=KindExample({"model": {"arch": "conv", "hidden": [8, 16], "in_channels": 3, "num_classes": 10,
                                    "image_size": 32}, "widths": [0.5, 1.0]},
                         args={"param_fraction": {"width": 0.5}, "mac_fraction": {"width": 0.5}}),

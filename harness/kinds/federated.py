@@ -16,6 +16,7 @@ from harness.kinds import federated_updates as updates
 from harness.kinds.base import (ClientQuantity, ExperimentKind, KindExample, Learning, Metric, NotApplicable, Plot,
                                  classified)
 from harness.kinds.evaluations import Tolerance, by_round, evaluations, present_evaluations
+from harness.runners.model_config import model_sources
 from harness.runners.parts import OBJECTIVES, POLICIES, ROUND_HOOKS
 
 
@@ -135,11 +136,12 @@ def _at_cap(result) -> list[float]:
     return [float(p >= cap - AT_CAP_TOLERANCE) for p, cap in zip(_final_allocation(result), result["caps"])]
 
 
-def _part_sources(config) -> list[str]:
-    """The modules of the method's parts the config names (a user's policy, objective or round hook)."""
+def _named_sources(config) -> list[str]:
+    """The modules a config names: its model family's and its method's parts' (policy, objective, round hook)."""
     federation = config.federation
     named = [(POLICIES, federation.policy), (OBJECTIVES, federation.objective), (ROUND_HOOKS, federation.round_hook)]
-    return [source for point, part in named if part is not None for source in point.sources(part["name"])]
+    return model_sources(config.model) + [source for point, part in named if part is not None
+                                          for source in point.sources(part["name"])]
 
 
 def _draw_accuracy(ax, results_by_variant, labels):
@@ -289,7 +291,7 @@ FEDERATED_TRAINING = ExperimentKind(
         "unit_counts": Plot("distribution of per-unit update counts", _draw_unit_counts),
     },
     datasets=lambda config: [config.data.name],
-    code_sources=_part_sources,
+    code_sources=_named_sources,
     example=KindExample({
         "data": {"name": "cifar10", "partition": {"scheme": "dirichlet", "alpha": 0.3}, "max_train_per_client": 16,
                  "test_samples": 64, "calibration_samples": 16},

@@ -28,7 +28,7 @@ from harness.report.sequential import sequential_section
 from harness.report.studies import StudyReading, read_outcome, study_dicts, study_findings
 from harness.settings import Settings
 from harness.store import json_safe
-from harness.verify import STATUSES, Verdict
+from harness.verify import Verdict
 
 ICONS = {"PASS": "✅ PASS", "FAIL": "❌ FAIL", "INCONCLUSIVE": "❔ INCONCLUSIVE", "SKIPPED": "⏭ SKIPPED",
          "ERROR": "⚠️ ERROR"}
@@ -358,7 +358,7 @@ def _studies(catalog, settings: Settings, report_path: Path, figures_dir: Path
                      + ".")
         lines.append("")
     if unread:
-        lines += [f"Not read here (none of their runs is in this store; `fedclaims study NAME` runs them): "
+        lines += ["Not read here (none of their runs is in this store; `fedclaims study NAME` runs them): "
                   + ", ".join(f"`{name}` ({catalog.study(name).study.title})" for name in unread) + ".", ""]
     lines = ["## Scale studies", "",
              "Where a profile cannot decide a claim, a study observes it along one scale axis toward the paper's "

@@ -6,7 +6,7 @@ from typing import Annotated, Literal, Union
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
-from methods.models.registry import build_family
+from methods.models.registry import build_family, family_module
 from methods.models.slicing import SliceableFamily
 
 
@@ -46,6 +46,11 @@ class CharLSTMModel(BaseModel):
 
 ImageModel = (ConvModel, PreResNet18Model)
 ModelConfig = Annotated[Union[ConvModel, PreResNet18Model, CharLSTMModel], Field(discriminator="arch")]
+
+
+def model_sources(config: ModelConfig) -> list[str]:
+    """The module of the model family a config builds (imported by name, so a run's key names it)."""
+    return [family_module(config.arch)]
 
 
 def build_model_family(config: ConvModel | PreResNet18Model | CharLSTMModel) -> SliceableFamily:

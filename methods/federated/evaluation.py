@@ -6,7 +6,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from methods.federated.data import ClientData
-from methods.models.conv import calibrate_batchnorm
+from methods.models.batchnorm import calibrate_batchnorm
 
 
 @torch.no_grad()

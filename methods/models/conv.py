@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 from torch import Tensor, nn
@@ -51,7 +51,7 @@ class ConvFamily(SliceableFamily):
     The first conv sees all input channels; the classifier keeps all class rows and its
     full bias, only its input columns are sliced. Batch norm is affine with cumulative
     running statistics (``momentum=None``) that are buffers, never federated state; rebuild
-    them with ``calibrate_batchnorm`` before evaluation. HeteroFL's "scaler" (activations
+    them with ``calibrate_batchnorm`` (methods.models.batchnorm) before evaluation. HeteroFL's "scaler" (activations
     times 1/p in training) is omitted: with batch norm directly after every conv it cancels.
     """
 
@@ -87,22 +87,3 @@ class ConvFamily(SliceableFamily):
         axes["classifier.weight"] = (None, Axis(f"block{len(self.hidden) - 1}"))
         axes["classifier.bias"] = (None,)
         return axes
-
-
-def calibrate_batchnorm(model: nn.Module, batches: Iterable[Tensor]) -> nn.Module:
-    """HeteroFL's static-BN pass: reset running stats, accumulate them over ``batches``; leave in eval mode.
-
-    Cumulative averaging needs ``momentum=None`` batch norms, as ``ConvFamily`` builds them.
-    """
-    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
-    for norm in norms:
-        if norm.momentum is not None or not norm.track_running_stats:
-            raise ValueError("calibrate_batchnorm needs BatchNorm with momentum=None and "
-                             "track_running_stats=True")
-        norm.reset_running_stats()
-    model.train()
-    with torch.no_grad():
-        for batch in batches:
-            model(batch)
-    model.eval()
-    return model

@@ -20,7 +20,7 @@ BLOCKS_PER_STAGE = 2
 
 
 def _norm(channels: int) -> nn.BatchNorm2d:
-    # cumulative running statistics (buffers), rebuilt by conv.calibrate_batchnorm
+    # cumulative running statistics (buffers), rebuilt by batchnorm.calibrate_batchnorm
     return nn.BatchNorm2d(channels, momentum=None, track_running_stats=True)
 
 
@@ -99,7 +99,7 @@ class PreResNet18Family(SliceableFamily):
     The stem sees all input channels; the classifier keeps all class rows and its full
     bias, only its input columns (stage3) are sliced. Batch norm is affine with cumulative
     running statistics (``momentum=None``) that are buffers, never federated state; rebuild
-    them with ``calibrate_batchnorm`` (methods.models.conv) before evaluation.
+    them with ``calibrate_batchnorm`` (methods.models.batchnorm) before evaluation.
 
     HeteroFL's "scaler" (activations times 1/p in training) is omitted: in this network
     every scaler sits directly before a batch norm (n1, n2 of every block and the final
