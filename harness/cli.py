@@ -405,7 +405,7 @@ def cmd_store(args) -> int:
     from harness.migration import migrate, print_migration
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
-    print_migration(migrate(settings, catalog, claims, args.profile, args.sample, console), console)
+    print_migration(migrate(settings, catalog, claims, args.profile, args.sample, stderr), stdout)
     return 0
 
 
