@@ -20,17 +20,17 @@ os.environ.setdefault("FLWR_TELEMETRY_ENABLED", "0")
 # fedclaims' side runs at nice 0.
 os.environ.setdefault("RAY_worker_niceness", "0")
 
+from fedavg_federation import FedAvgSetup  # noqa: E402
 from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict  # noqa: E402
 from flwr.clientapp import ClientApp  # noqa: E402
 from flwr.serverapp import Grid, ServerApp  # noqa: E402
 from flwr.serverapp.strategy import FedAvg  # noqa: E402
 from flwr.simulation import run_simulation  # noqa: E402
 
-from fedavg_federation import FedAvgSetup  # noqa: E402
 from methods.federated import FederatedDataset  # noqa: E402
 from methods.federated.evaluation import evaluate  # noqa: E402
-from methods.seeding import torch_generator  # noqa: E402
 from methods.models.conv import ConvFamily  # noqa: E402
+from methods.seeding import torch_generator  # noqa: E402
 
 client_app = ClientApp()
 

@@ -20,8 +20,8 @@ from torch import Tensor, nn
 
 from methods.extraction import prefix_indices
 from methods.federated.data import ClientData
-from methods.seeding import torch_generator
 from methods.models.slicing import SliceableFamily, embed, extract
+from methods.seeding import torch_generator
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import torch
 import yaml
 from threadpoolctl import threadpool_limits
 
-from harness.catalog import load_catalog
+from harness.loading.catalog import load_catalog
 from harness.runners import federated
 from harness.settings import Settings, find_project_root
 

@@ -10,9 +10,9 @@ variant's own measured drift (`--truth series`) or its group's pooled drift (`--
 with a component shared by the variants of one seed, sized so that the drift of a paired
 difference is the measured one (difference drift² = 2 τ² (1 − ρ)). A method change lowers one
 variant by Δ points on every seed. The FedRolex claims are decided again from the moved numbers
-(`harness.archive.reverify`, today's rules), the other papers' claims keep their recorded numbers
+(`harness.verdicts.archive.reverify`, today's rules), the other papers' claims keep their recorded numbers
 under other numerics (they sit in the check's Holm family as drift tests that did not move), and
-`harness.baseline.check` compares all of them with the baseline. Reported per Δ: the chance that
+`harness.regression.baseline.check` compares all of them with the baseline. Reported per Δ: the chance that
 the check fails at all (at Δ = 0 a false alarm), that it fails a claim reading the changed
 variant, and that the changed variant's claims give only fragile warnings. Not collected by
 pytest (its name does not start with test_).
@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from harness import baseline
-from harness.archive import baseline_archive, reverify
-from harness.catalog import load_catalog
-from harness.verify import apply_families
+from harness.loading.catalog import load_catalog
+from harness.regression import baseline
+from harness.verdicts.archive import baseline_archive, reverify
+from harness.verdicts.verify import apply_families
 
 ROOT = Path(__file__).resolve().parents[1]
 LABEL = re.compile(r"(?P<series>.*) \(end_accuracy\)")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from fedavg_federation import FedAvgSetup, build_federation
 from threadpoolctl import threadpool_limits
 
-from fedavg_federation import FedAvgSetup, build_federation
 from methods.federated import FederationResult, initial_params, run_federation
 
 GROUP = "FedAvg end to end: fedclaims vs Flower simulation"

@@ -18,13 +18,11 @@ import pytest
 import torch
 from threadpoolctl import threadpool_limits
 
-from benchmarks.plain_training import (PlainCharLSTM, PlainConvNet, PlainSettings, plain_round,
-                                       prefix_selection)
+from benchmarks.plain_training import PlainCharLSTM, PlainConvNet, PlainSettings, plain_round, prefix_selection
 from methods.costs import training_flops
+from methods.federated import ClientData, FederatedDataset, FederationConfig, initial_params, run_federation
 from methods.federated.parts import Choice
 from methods.federated.policies import CapPolicy
-from methods.federated import (ClientData, FederatedDataset, FederationConfig, initial_params,
-                               run_federation)
 from methods.models.conv import ConvFamily
 from methods.models.lstm import CharLSTMFamily
 from methods.models.slicing import SliceableFamily

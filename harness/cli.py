@@ -7,11 +7,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from harness import baseline as baseline_io
 from harness.errors import SpecError
 from harness.pipeline import DEFAULT_PROFILE, numerics_of, select, varying_claims, verify
+from harness.regression import baseline as baseline_io
+from harness.running.store import ResultStore
 from harness.settings import Settings, find_project_root
-from harness.store import ResultStore
 
 stdout = Console()
 """What a command answers (tables, listings, results): stdout, so that `fedclaims verify > file` keeps it."""
@@ -73,7 +73,7 @@ def _until_decided(parser: argparse.ArgumentParser) -> None:
 def cmd_validate(args) -> int:
     """Every file valid and every claim decidable by design (else exit 2); lists, without failing,
     the claims whose profile has fewer seeds than they need."""
-    from harness.design import baseline_spreads, designs, short_of_seeds
+    from harness.loading.design import baseline_spreads, designs, short_of_seeds
     settings = _settings(args)
     catalog, claims = select(settings)
     print(f"ok: {len(catalog.specs)} experiment specs and {len(claims)} claims of "
@@ -89,7 +89,7 @@ def cmd_validate(args) -> int:
 
 def cmd_design(args) -> int:
     """What each selected claim's test can decide at each profile, before any run."""
-    from harness.design import baseline_spreads, designs
+    from harness.loading.design import baseline_spreads, designs
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
     catalog.check_profiles(args.profile)
@@ -107,7 +107,7 @@ def cmd_design(args) -> int:
 
 
 def cmd_schema(args) -> int:
-    from harness.jsonschema import write_schemas
+    from harness.loading.jsonschema import write_schemas
     out = Path(args.out)
     for path in write_schemas(out):
         print(path)
@@ -115,18 +115,17 @@ def cmd_schema(args) -> int:
 
 
 def cmd_vocabulary(args) -> int:
-    from harness.vocabulary import render
+    from harness.loading.vocabulary import render
     print(render(), end="")
     return 0
 
 
 def cmd_plan(args) -> int:
-    """A dry listing with each run's estimated cost (`harness.run_costs`): nothing is downloaded;
+    """A dry listing with each run's estimated cost (`harness.running.run_costs`): nothing is downloaded;
     data sets not here yet are named."""
-    from harness.fetching import survey_data
-    from harness.planning import datasets_needed, plan
-    from harness.planning import variants_needed
-    from harness.run_costs import MeasuredCosts, duration, total_text
+    from harness.running.fetching import survey_data
+    from harness.running.planning import datasets_needed, plan, variants_needed
+    from harness.running.run_costs import MeasuredCosts, duration, total_text
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
     profiles, variants_for = args.profile or [DEFAULT_PROFILE], variants_needed
@@ -180,7 +179,7 @@ def cmd_study(args) -> int:
 
     from harness.report.studies import read_outcome
     from harness.report.terminal import print_verdicts
-    from harness.store import json_safe
+    from harness.running.store import json_safe
     settings = _settings(args)
     if args.from_store:
         ResultStore(settings.store_dir).check_readable()
@@ -201,9 +200,9 @@ def cmd_study(args) -> int:
 
 
 def _verify(args, write: bool) -> int:
-    from harness.archive import load_archive
     from harness.pipeline import lacking_trained_runs, stored_profiles
     from harness.report.terminal import print_verdicts
+    from harness.verdicts.archive import load_archive
     settings = _settings(args)
     profiles = args.profile or [DEFAULT_PROFILE]
     archive = load_archive(Path(args.archive)) if getattr(args, "archive", None) else None
@@ -303,7 +302,7 @@ def cmd_baseline(args) -> int:
 
 def _check_against(settings, revision: str, profile: str, papers: list[str], pattern: str | None) -> int:
     """The selection verified at `revision` and in the working tree, here, compared bit for bit."""
-    from harness import against
+    from harness.regression import against
     commit, recorded, ran = against.revision_numbers(settings, revision, profile, papers, pattern)
     stderr.print(f"at {revision} ({commit[:12]}): {ran}")
     outcome = verify(settings, papers, pattern, profiles=[profile], console=stderr)
@@ -323,7 +322,7 @@ def _measure_drift(path: Path, profile: str, extra: list[str]) -> int:
     """Measure the drift across numerics from the baseline and the recordings beside it, and store it."""
     import json
 
-    from harness import drift
+    from harness.regression import drift
     data = baseline_io.load(path)
     folder = path.parent / "numerics"
     files = sorted(folder.glob(f"{profile}-*.json")) + [Path(f) for f in extra]
@@ -342,7 +341,7 @@ def _measure_drift(path: Path, profile: str, extra: list[str]) -> int:
 
 
 def _redecide(path: Path, settings) -> int:
-    from harness.catalog import load_project
+    from harness.loading.catalog import load_project
     catalog = load_project(settings)
     data, moved = baseline_io.redecided(catalog, baseline_io.load(path), path)
     baseline_io.write(path, data)
@@ -355,8 +354,8 @@ def _redecide(path: Path, settings) -> int:
 
 def cmd_numerics(args) -> int:
     """This machine's numerics; with two stores, how far their common runs drifted apart."""
-    from harness.numerics import numerics, simulated_machine, summary
-    from harness.numerics_drift import accuracy_growth, pairs
+    from harness.regression.numerics_drift import accuracy_growth, pairs
+    from harness.running.numerics import numerics, simulated_machine, summary
     if not args.stores:
         here = numerics(threads=1)
         print(summary(here))
@@ -402,7 +401,7 @@ def cmd_audit(args) -> int:
 
 
 def cmd_store(args) -> int:
-    from harness.migration import migrate, print_migration
+    from harness.running.migration import migrate, print_migration
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
     print_migration(migrate(settings, catalog, claims, args.profile, args.sample, stderr), stdout)
@@ -422,7 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "some number of seeds (listing those whose profile has too few)"
                    ).set_defaults(func=cmd_validate)
     design = sub.add_parser("design", help="per claim and profile, from the design alone: whether PASS and FAIL "
-                                           "are reachable and the seeds each needs (harness.design)")
+                                           "are reachable and the seeds each needs (harness.loading.design)")
     _selection(design)
     design.set_defaults(func=cmd_design)
     schema = sub.add_parser("schema", help="write JSON Schema for claim and spec files")
@@ -507,7 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     store = sub.add_parser("store", help="migrate: carry the store's records of an earlier format over to this "
                                          "format's keys, group by group (experiment x profile), where re-running a "
                                          "sample of the group with this code gives the same bits; the rest is left "
-                                         "to be recomputed (harness.migration)")
+                                         "to be recomputed (harness.running.migration)")
     store.add_argument("action", choices=("migrate",))
     store.add_argument("--sample", type=int, default=1, help="runs re-run to check each group (default 1)")
     _selection(store)

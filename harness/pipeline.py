@@ -6,16 +6,23 @@ from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 
-from harness.archive import Archive, reverify
-from harness.catalog import Catalog, LoadedClaim, load_project
-from harness.execution import ExecutionSummary, execute
-from harness.fetching import DataState, fetch_data, survey_data
-from harness.planning import (DependencyFailed, PendingDependency, RunRequest, datasets_needed, plan, request_for,
-                               variants_needed)
+from harness.loading.catalog import Catalog, LoadedClaim, load_project
+from harness.loading.studies import generated_profiles
+from harness.running.execution import ExecutionSummary, execute
+from harness.running.fetching import DataState, fetch_data, survey_data
+from harness.running.planning import (
+    DependencyFailed,
+    PendingDependency,
+    RunRequest,
+    datasets_needed,
+    plan,
+    request_for,
+    variants_needed,
+)
+from harness.running.store import ResultStore
 from harness.settings import Settings
-from harness.store import ResultStore
-from harness.studies import generated_profiles
-from harness.verify import SKIPPED, Verdict, apply_families, verify_claim
+from harness.verdicts.archive import Archive, reverify
+from harness.verdicts.verify import SKIPPED, Verdict, apply_families, verify_claim
 
 DEFAULT_PROFILE = "smoke"
 MAX_DEPENDENCY_WAVES = 4
@@ -34,7 +41,7 @@ class Outcome:
     lookup: Callable[[str, str, int, str], tuple[str, dict | None]] | None = None
     """(experiment, variant, seed, profile) -> (store key, record or None), as the verdicts read them."""
     archived: dict[str, str] = field(default_factory=dict)
-    """Profiles re-verified from an archive of observations (`harness.archive`), with where from."""
+    """Profiles re-verified from an archive of observations (`harness.verdicts.archive`), with where from."""
     archived_runs: list[dict] = field(default_factory=list)
     """The runs behind the archived profiles' verdicts, as the archive lists them."""
 
@@ -142,7 +149,7 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
     download) and the verifier's look-ups all key records by the fingerprints fetched then.
     Profiles in `render_only` are verified from the records already stored, never run; a claim
     whose records are missing there is SKIPPED as not run at that profile. Profiles in `archived`
-    are re-verified from the observations `archive` recorded (`harness.archive`), not from records.
+    are re-verified from the observations `archive` recorded (`harness.verdicts.archive`), not from records.
     """
     catalog, claims = select(settings, papers, pattern)
     if study is None:

@@ -5,14 +5,14 @@ Collected from the project's claims/*.yaml. Options: --claims-profile (default s
 --claims-workers, --claims-store. Outcomes: PASS passes, FAIL fails with the reason,
 SKIPPED and INCONCLUSIVE skip with the reason, ERROR always errors (raised in setup). With a
 baseline (which must be recorded for the same profile), the session's claims are checked
-against it together (`harness.baseline.check`: exactly under the baseline's numerics, as
+against it together (`harness.regression.baseline.check`: exactly under the baseline's numerics, as
 distributions under other numerics, with one Holm correction over the session's series) and
 every failure it reports for a claim fails its item: a changed verdict, numbers beyond the
 tolerance or the measured drift, series or seeds it has not recorded. A fragile verdict (moved
 under other numerics from near its boundary) passes with a warning. A FAIL the baseline records
 is an expected failure (xfail). With --claims-against REV the session's claims are verified at the
 git revision REV too, on this machine and into the same store, and each item fails where its
-numbers or verdict differ from REV's, bit for bit (`harness.against`), instead of being checked
+numbers or verdict differ from REV's, bit for bit (`harness.regression.against`), instead of being checked
 against the baseline.
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import baseline as baseline_io
-from harness.verify import Verdict
+from harness.regression import baseline as baseline_io
+from harness.verdicts.verify import Verdict
 
 _STATE_KEY = pytest.StashKey[dict]()
 
@@ -68,7 +68,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
 
 class ClaimsFile(pytest.File):
     def collect(self):
-        from harness.catalog import load_catalog
+        from harness.loading.catalog import load_catalog
         root = self.path.parent.parent
         catalog = load_catalog(root / "claims", root / "specs", root)
         catalog.check_profiles(_profiles(self.config))
@@ -133,7 +133,7 @@ def _baseline_check(item: "ClaimItem", baseline: dict) -> "baseline_io.Check":
 
 def _against(item: "ClaimItem"):
     """The session's claims at the revision of --claims-against, compared with this tree's (per profile)."""
-    from harness import against
+    from harness.regression import against
     state = item.config.stash[_STATE_KEY]
     key = ("against", item.profile)
     if key not in state:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import load_catalog
+from harness.loading.catalog import load_catalog
 from harness.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,14 +1,14 @@
-"""Re-verification from the observations a report recorded (`harness.archive`): it reproduces the
+"""Re-verification from the observations a report recorded (`harness.verdicts.archive`): it reproduces the
 verdicts that were decided from records, and a file that is not a report is refused by name."""
 import json
 from pathlib import Path
 
 import pytest
 
-from harness.archive import load_archive, reverify
-from harness.catalog import load_catalog
+from harness.loading.catalog import load_catalog
 from harness.pipeline import expectation_alpha
-from harness.verify import apply_families
+from harness.verdicts.archive import load_archive, reverify
+from harness.verdicts.verify import apply_families
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import baseline
-from harness.verify import Verdict
+from harness.regression import baseline
+from harness.verdicts.verify import Verdict
 
 
 def verdict(claim: str, status: str = "PASS", values: dict[int, float] | None = None, profile: str = "smoke",
@@ -316,8 +316,8 @@ def test_baseline_records_numerics_margins_and_keeps_the_drift_measurement() -> 
 
 
 def test_redeciding_a_baseline_keeps_its_numbers_and_is_a_fixed_point_when_committed() -> None:
-    from harness.baseline import load, redecided
-    from harness.catalog import load_catalog
+    from harness.loading.catalog import load_catalog
+    from harness.regression.baseline import load, redecided
     root = Path(__file__).resolve().parents[1]
     catalog = load_catalog(root / "claims", root / "specs", root)
     for profile in ("smoke", "standard"):
@@ -337,7 +337,7 @@ def test_every_drift_group_of_a_committed_baseline_is_measured(profile: str) -> 
     """Every trained series a committed baseline holds is tested against a measured drift (the
     fallback, √2 × its seed spread, needs a shift of many seed SDs to be seen: it is for a user's
     new claims only)."""
-    from harness.drift import group_key
+    from harness.regression.drift import group_key
     data = baseline.load(Path(__file__).resolve().parents[1] / "baselines" / f"{profile}.json")
     groups = data.get("drift", {}).get("groups", {})
     unmeasured = sorted({group_key(entry["experiment"], series) for entry in data["claims"].values()

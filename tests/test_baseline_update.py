@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import baseline, cli
-from harness.jsonedit import edited
+from harness import cli
+from harness.regression import baseline
+from harness.regression.jsonedit import edited
 
 REPO = Path(__file__).resolve().parents[1]
 SELECTED = ["hasfl.alloc.cap-at-0.4-for-tier-0.5", "hasfl.alloc.cap-at-1.4-for-tier-0.75",

@@ -17,8 +17,7 @@ import pytest
 import torch
 from torch import nn
 
-from methods.federated import ClientData, FederatedDataset, FederationConfig, run_federation
-from methods.federated import loop, round_training
+from methods.federated import ClientData, FederatedDataset, FederationConfig, loop, round_training, run_federation
 from methods.federated.cohort import train_cohort
 from methods.federated.objectives import LocalSettings, train_local
 from methods.federated.round_training import cohorts

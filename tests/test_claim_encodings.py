@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import load_catalog
-from harness.design import design_of
+from harness.loading.catalog import load_catalog
+from harness.loading.design import design_of
 from harness.schema import claim as schema
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from harness.catalog import load_catalog
 from harness.kinds import registered_kinds
+from harness.loading.catalog import load_catalog
 from harness.schema.claim import Claim
 
 ROOT = Path(__file__).resolve().parents[1]

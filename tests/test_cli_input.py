@@ -76,7 +76,7 @@ def test_a_corrupt_baseline_section_is_named_before_anything_trains(capsys, tmp_
 
 
 def test_the_committed_baselines_and_recordings_are_well_formed() -> None:
-    from harness import baseline_file
+    from harness.regression import baseline_file
     files = sorted((REPO / "baselines").glob("*.json")) + sorted((REPO / "baselines" / "numerics").glob("*.json"))
     assert len(files) >= 4
     for path in files:

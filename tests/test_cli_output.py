@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness import cli
-from harness.planning import RunRequest
-from harness.run_costs import NO_MEASUREMENT, MeasuredCosts, RunCost, duration, total_text
+from harness.running.planning import RunRequest
+from harness.running.run_costs import NO_MEASUREMENT, MeasuredCosts, RunCost, duration, total_text
 
 REPO = Path(__file__).resolve().parents[1]
 CAPS = "hasfl.alloc.cap-at-*"  # three claims on three one-seed analytic runs, a second or so in all

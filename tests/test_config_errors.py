@@ -10,9 +10,9 @@ from typing import Annotated, Literal, Optional, Union
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.catalog import load_catalog
-from harness.configs import path_problem, settings_at
 from harness.errors import Problem, SpecError, unknown
+from harness.loading.catalog import load_catalog
+from harness.loading.configs import path_problem, settings_at
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = "specs/hasfl-cifar10.yaml"

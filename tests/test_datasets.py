@@ -11,17 +11,16 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from harness import provenance
 from harness.datasets import cifar10 as cifar10_module
 from harness.datasets.cifar10_source import load as load_cifar10
+from harness.datasets.emnist import upright
 from harness.datasets.emnist_source import load as load_emnist
 from harness.datasets.errors import DatasetUnavailable
 from harness.datasets.locations import DataLocations
 from harness.datasets.registry import dataset_fingerprint, load_dataset
+from harness.datasets.shakespeare import VOCAB, build_text_data, encode, parse_gutenberg, parse_role_text, role_samples
 from harness.datasets.shakespeare_source import load as load_shakespeare
-from harness.datasets.emnist import upright
-from harness.datasets.shakespeare import (VOCAB, build_text_data, encode, parse_gutenberg,
-                                          parse_role_text, role_samples)
+from harness.running import provenance
 
 ROLE_TEXT = """First Citizen:
 Before we proceed any further,

@@ -1,4 +1,4 @@
-"""Decidable by design (harness.design): validation refuses a claim no number of seeds can decide,
+"""Decidable by design (harness.loading.design): validation refuses a claim no number of seeds can decide,
 lists those whose profile has too few, and its figures agree with what the verifier decides.
 
 The catalog tests copy the shipped claims/ and specs/ into a temporary project and add one claim
@@ -16,14 +16,21 @@ import pytest
 from scipy import stats
 
 from harness import cli
-from harness.catalog import load_catalog
-from harness.design import (DEFAULT_TAU, baseline_spreads, design_of, designs, mean_range_seeds, pooled_range_seeds,
-                            short_of_seeds)
 from harness.errors import SpecError
-from harness.observe import Observed, Series
+from harness.loading.catalog import load_catalog
+from harness.loading.design import (
+    DEFAULT_TAU,
+    baseline_spreads,
+    design_of,
+    designs,
+    mean_range_seeds,
+    pooled_range_seeds,
+    short_of_seeds,
+)
 from harness.schema import claim as schema
-from harness.stats import Correlation
-from harness.verify import INCONCLUSIVE, PASS, evaluate
+from harness.verdicts.observe import Observed, Series
+from harness.verdicts.stats import Correlation
+from harness.verdicts.verify import INCONCLUSIVE, PASS, evaluate
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE4 = (-0.845, -0.715)

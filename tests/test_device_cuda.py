@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.catalog import load_catalog
-from harness.execution import _settings_dict, run_request
-from harness.planning import request_for
+from harness.loading.catalog import load_catalog
+from harness.running.execution import _settings_dict, run_request
+from harness.running.planning import request_for
 from harness.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]

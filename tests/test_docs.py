@@ -1,7 +1,7 @@
 """Generated documentation stays true to the code."""
 from pathlib import Path
 
-from harness.vocabulary import render
+from harness.loading.vocabulary import render
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -14,8 +14,8 @@ def test_claims_vocabulary_doc_is_current():
 def test_json_schemas_describe_claims_and_every_kind(tmp_path):
     import json
 
-    from harness.jsonschema import write_schemas
     from harness.kinds import registered_kinds
+    from harness.loading.jsonschema import write_schemas
 
     claims_path, spec_path = write_schemas(tmp_path)
     claims = json.loads(claims_path.read_text())

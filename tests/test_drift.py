@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from harness import drift
+from harness.regression import drift
 
 
 def _entry(values: dict[str, float], experiment: str = "e", quantity: str = "m", invariant: bool = False,

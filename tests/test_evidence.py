@@ -6,10 +6,20 @@ import math
 import pytest
 from scipy import stats as scipy_stats
 
-from harness.evidence import FAIL, INCONCLUSIVE, PASS, Evidence, combine, decided, deciding_p, holm_levels, margins
-from harness.observe import Observed, Series
 from harness.schema import claim as s
-from harness.verify import evaluate
+from harness.verdicts.evidence import (
+    FAIL,
+    INCONCLUSIVE,
+    PASS,
+    Evidence,
+    combine,
+    decided,
+    deciding_p,
+    holm_levels,
+    margins,
+)
+from harness.verdicts.observe import Observed, Series
+from harness.verdicts.verify import evaluate
 
 METRIC = s.MetricObservation(metric="m", of="a")
 

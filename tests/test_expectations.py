@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.observe import Observed, Series
 from harness.schema import claim as s
-from harness.stats import Power
+from harness.verdicts.observe import Observed, Series
 from harness.verdicts.outcome import most_needed
-from harness.verify import FAIL, PASS, SKIPPED, evaluate
+from harness.verdicts.stats import Power
+from harness.verdicts.verify import FAIL, PASS, SKIPPED, evaluate
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"
 METRIC = s.MetricObservation(metric="m", of="a")

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import load_catalog
-from harness.errors import SpecError
 from harness import extensions
+from harness.errors import SpecError
 from harness.extensions import ALLOW_CODE_PATHS_VARIABLE, CODE_ROOT_VARIABLE, UnknownExtension
 from harness.kinds import kind
-from harness.planning import run_code
+from harness.loading.catalog import load_catalog
 from harness.runners.parts import POLICIES
+from harness.running.planning import run_code
 from harness.settings import LEGACY_ALLOW_VARIABLE, Settings, scoped_code
 
 GOOD_POLICY = """\

@@ -4,8 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from methods.extraction import (ExtractionMode, kept_units, prefix_indices, random_indices,
-                                rolling_indices, select_units)
+from methods.extraction import ExtractionMode, kept_units, prefix_indices, random_indices, rolling_indices, select_units
 
 
 def test_kept_units_is_robust_ceil() -> None:

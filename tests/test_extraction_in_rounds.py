@@ -2,9 +2,9 @@
 import torch
 
 from methods.extraction import ExtractionMode
-from methods.seeding import torch_generator
 from methods.federated.submodel import SubmodelView
 from methods.models.conv import ConvFamily
+from methods.seeding import torch_generator
 
 FAMILY = ConvFamily(3, 10, [32, 64, 128])
 PARAMS = {name: p.detach() for name, p in FAMILY.build().named_parameters()}

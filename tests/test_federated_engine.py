@@ -12,8 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from methods.extraction import kept_units, select_units
-from methods.federated import (ClientData, FederatedDataset, FederationConfig, initial_params,
-                               run_federation)
+from methods.federated import ClientData, FederatedDataset, FederationConfig, initial_params, run_federation
 from methods.federated.aggregation import ClientUpdate, aggregate, client_weights
 from methods.federated.capacity import draw_capacity_caps
 from methods.federated.estimator import HeterogeneityEstimator, divergence_estimate
@@ -22,10 +21,10 @@ from methods.federated.loop import sample_clients
 from methods.federated.objectives import FedProxObjective, ScaffoldObjective
 from methods.federated.parts import Choice
 from methods.federated.policies import RandomBudgetPolicy
-from methods.seeding import numpy_rng
 from methods.models.conv import ConvFamily
 from methods.models.lstm import CharLSTMFamily
 from methods.models.slicing import SliceableFamily, coverage_masks, default_init_
+from methods.seeding import numpy_rng
 from tests.federation_helpers import federation_config
 
 SCHEMES = ("samples", "equal", "size", "update", "hybrid")

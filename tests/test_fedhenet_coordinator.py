@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import load_catalog
 from harness.kinds import kind
+from harness.loading.catalog import load_catalog
 from harness.runners import fedhenet as runner
-from harness.verify import FAIL, PASS, verify_claim
+from harness.verdicts.verify import FAIL, PASS, verify_claim
 from methods.fedhenet import protocol, secure
 from tests.test_fedhenet_runner import _config, context  # noqa: F401 - the fixture is used by name
 

@@ -17,8 +17,8 @@ PAPERS_IN_SCOPE = ("hasfl", "fedrolex", "fedhenet")
 
 KEYS = """
 import json, sys
-from harness.catalog import load_project
-from harness.planning import plan
+from harness.loading.catalog import load_project
+from harness.running.planning import plan
 from harness.settings import Settings
 settings = Settings.from_env(sys.argv[1], store_dir=sys.argv[2])
 catalog = load_project(settings)

@@ -118,7 +118,7 @@ def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import() -> Non
 
 def test_edges_include_imports_inside_functions_but_not_type_checking_blocks(tmp_path: Path) -> None:
     file = tmp_path / "module.py"
-    file.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import harness.verify\n"
-                    "def f():\n    from harness import store\n    import harness.planning\n")
+    file.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import harness.verdicts.verify\n"
+                    "def f():\n    from harness import store\n    import harness.running.planning\n")
     modules = _modules()
-    assert _edges("harness.example", file, modules) == {"harness.store", "harness.planning"}
+    assert _edges("harness.example", file, modules) == {"harness.running.store", "harness.running.planning"}

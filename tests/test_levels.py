@@ -1,10 +1,10 @@
-"""Evidence levels (`harness.levels`): how far the models learned against the paper, the reference
+"""Evidence levels (`harness.verdicts.levels`): how far the models learned against the paper, the reference
 variant a claim is read at, structural and cost metrics apart, and effects below interest."""
 from pathlib import Path
 
-from harness.catalog import load_catalog
-from harness.levels import LEARNED, level_reader
-from harness.verify import Verdict
+from harness.loading.catalog import load_catalog
+from harness.verdicts.levels import LEARNED, level_reader
+from harness.verdicts.verify import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from harness import cli
-from harness.catalog import load_catalog
 from harness.errors import SpecError
+from harness.loading.catalog import load_catalog
 
 REPO = Path(__file__).resolve().parents[1]
 MALFORMED = Path(__file__).resolve().parent / "data" / "malformed"
@@ -364,7 +364,7 @@ def test_corpus_is_complete_and_every_file_is_used() -> None:
 
 def test_a_long_list_without_aliases_is_not_an_alias_expansion(tmp_path: Path) -> None:
     """Only what aliases add counts against the node budget: a file that spells out more nodes is read."""
-    from harness.yamlsource import NODE_BUDGET, load_document
+    from harness.loading.yamlsource import NODE_BUDGET, load_document
     (tmp_path / "long.yaml").write_text("items: [" + ", ".join(["1"] * (NODE_BUDGET + 20_000)) + "]\n")
     assert len(load_document(tmp_path / "long.yaml").data["items"]) == NODE_BUDGET + 20_000
 
@@ -373,7 +373,7 @@ def test_merge_keys_with_overrides_are_accepted(tmp_path: Path) -> None:
     (tmp_path / "merge.yaml").write_text("base: &base {alpha: 0.05, below: 1.0}\n"
                                          "smoke:\n  <<: *base\n  below: 2.0\n"
                                          "twice:\n  <<: [{x: 1}, {x: 2, y: 2}]\n")
-    from harness.yamlsource import load_document
+    from harness.loading.yamlsource import load_document
     doc = load_document(tmp_path / "merge.yaml")
     assert doc.data["smoke"] == {"alpha": 0.05, "below": 2.0}
     assert doc.data["twice"] == {"x": 1, "y": 2}  # the first mapping listed wins

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from harness import provenance
 from harness.cli import main
-from harness.execution import execute
-from harness.migration import format1_key, migrate
-from harness.numerics_drift import pairs
-from harness.planning import plan
-from harness.store import ResultStore, canonical, content_key
+from harness.regression.numerics_drift import pairs
+from harness.running import provenance
+from harness.running.execution import execute
+from harness.running.migration import format1_key, migrate
+from harness.running.planning import plan
+from harness.running.store import ResultStore, canonical, content_key
 
 PATTERN = "hasfl.alloc.*"
 RULE, EXAMPLE = "hasfl-allocation-rule", "hasfl-allocation-example"

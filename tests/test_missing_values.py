@@ -8,12 +8,12 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-from harness.catalog import load_catalog
 from harness.kinds import kind
 from harness.kinds.evaluations import MissingValue
-from harness.numerics_drift import accuracy_growth, pairs
-from harness.store import ResultStore
-from harness.verify import ERROR, FAIL, PASS, verify_claim
+from harness.loading.catalog import load_catalog
+from harness.regression.numerics_drift import accuracy_growth, pairs
+from harness.running.store import ResultStore
+from harness.verdicts.verify import ERROR, FAIL, PASS, verify_claim
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

@@ -9,9 +9,9 @@ from methods.costs import cost_fractions, mac_count, parameter_count
 from methods.extraction import ExtractionMode, kept_units, select_units
 from methods.models.batchnorm import calibrate_batchnorm
 from methods.models.registry import build_family
-from tests.model_helpers import load, params_of
 from methods.models.resnet import PreResNet18Family
 from methods.models.slicing import coverage_masks, embed, extract, full_selection
+from tests.model_helpers import load, params_of
 
 SMALL = (8, 16, 32, 64)
 FULL = (64, 128, 256, 512)

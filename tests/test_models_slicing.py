@@ -10,9 +10,9 @@ from methods.models.batchnorm import calibrate_batchnorm
 from methods.models.conv import ConvFamily
 from methods.models.lstm import CharLSTMFamily
 from methods.models.registry import build_family
+from methods.models.slicing import Axis, SliceableFamily, axis_indices, coverage_masks, embed, extract, full_selection
 from tests.model_helpers import load, params_of
-from methods.models.slicing import (Axis, SliceableFamily, axis_indices, coverage_masks, embed,
-                                    extract, full_selection)
+
 
 @pytest.fixture(autouse=True)
 def float64_default():

@@ -4,9 +4,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from methods.partition import (client_tv_distances, dirichlet_partition, iid_partition,
-                               label_distribution, label_restricted_partition,
-                               one_class_per_client, subsample_per_client, tv_distance)
+from methods.partition import (
+    client_tv_distances,
+    dirichlet_partition,
+    iid_partition,
+    label_distribution,
+    label_restricted_partition,
+    one_class_per_client,
+    subsample_per_client,
+    tv_distance,
+)
 
 NUM_CLASSES = 10
 

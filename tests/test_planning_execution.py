@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from harness import planning, provenance
 from harness.errors import RunFailure
-from harness.execution import _settings_dict, execute, run_request
 from harness.pipeline import verify
+from harness.running import planning, provenance
+from harness.running.execution import _settings_dict, execute, run_request
+from harness.running.store import ResultStore
 from harness.settings import Settings
-from harness.store import ResultStore
 
 REPO = Path(__file__).resolve().parents[1]
 PATTERN = "hasfl.alloc.*"
@@ -95,7 +95,7 @@ def test_import_closures_separate_allocation_from_extraction() -> None:
     assert "methods.extraction" in coverage and "methods.allocation" not in coverage
     assert "harness.runners.allocation_rule" in rule and "harness.runners.context" in rule
     # Harness modules that do not compute results stay out of the key.
-    for module in ("harness.catalog", "harness.verify", "harness.store", "harness.execution"):
+    for module in ("harness.loading.catalog", "harness.verdicts.verify", "harness.running.store", "harness.running.execution"):
         assert module not in rule and module not in coverage
     fingerprint = provenance.code_fingerprint("harness.runners.allocation_rule")
     assert set(fingerprint) == set(rule) and all(len(d) == 64 for d in fingerprint.values())
@@ -236,7 +236,7 @@ def test_a_worker_rereads_its_source_after_planning_hashed_it(catalog, settings,
 
 
 def test_an_interrupted_wave_counts_only_its_own_runs(catalog, settings, monkeypatch) -> None:
-    import harness.execution as execution
+    import harness.running.execution as execution
     requests = _plan(catalog, settings)
     console = Console(file=io.StringIO(), width=200)
     summary = execute(requests[:3], ResultStore(settings.store_dir), settings, console)

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from harness import ray_executor
-from harness.catalog import load_catalog
 from harness.cli import main as cli_main
-from harness.execution import execute
-from harness.planning import plan
+from harness.loading.catalog import load_catalog
+from harness.running import ray_executor
+from harness.running.execution import execute
+from harness.running.planning import plan
+from harness.running.store import ResultStore
 from harness.settings import Settings
-from harness.store import ResultStore
 
 REPO = Path(__file__).resolve().parents[1]
 PATTERN = "hasfl.alloc.*"  # six analytic runs of well under a second each

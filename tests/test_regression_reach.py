@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import baseline, drift
-from harness.archive import baseline_archive, reverify
-from harness.catalog import load_catalog
-from harness.verify import Verdict, apply_families
+from harness.loading.catalog import load_catalog
+from harness.regression import baseline, drift
+from harness.verdicts.archive import baseline_archive, reverify
+from harness.verdicts.verify import Verdict, apply_families
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)
@@ -43,7 +43,7 @@ def _verdicts(path: Path, recording: dict, profile: str, papers=("hasfl", "fedro
               borrowed: bool = False) -> list[Verdict]:
     """The recording's observations decided again under today's rules and expectations; with
     `borrowed`, also claims added since it was made, from the recorded claim that observed the
-    same series (`harness.archive`)."""
+    same series (`harness.verdicts.archive`)."""
     archive = baseline_archive(path, recording)
     verdicts = [reverify(CATALOG, loaded, profile, archive) for loaded in CATALOG.claims if loaded.paper in papers]
     verdicts = [v for v in verdicts if v.numbers and (borrowed or v.claim in recording["claims"])]

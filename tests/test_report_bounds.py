@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.archive import load_archive
-from harness.catalog import load_catalog
+from harness.loading.catalog import load_catalog
 from harness.pipeline import verify
 from harness.report.digest import MAX_LINES, bound_text
 from harness.report.markdown import render
 from harness.settings import Settings
+from harness.verdicts.archive import load_archive
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)

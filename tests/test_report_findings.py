@@ -2,13 +2,13 @@
 only for profiles that trained, and disagreements only under one expectation."""
 from pathlib import Path
 
-from harness.catalog import load_catalog
+from harness.loading.catalog import load_catalog
 from harness.pipeline import Outcome
-from harness.levels import Level, level_reader
 from harness.report.findings import findings, profiles_that_ran
 from harness.report.markdown import _Report
 from harness.settings import Settings
-from harness.verify import Verdict
+from harness.verdicts.levels import Level, level_reader
+from harness.verdicts.verify import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)

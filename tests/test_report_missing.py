@@ -1,7 +1,7 @@
 """The report's 'Runs still missing' section: what a partly run profile lacks and its cost."""
 from harness.datasets.registry import UNAVAILABLE
-from harness.planning import RunRequest
 from harness.report.missing import missing_runs_section
+from harness.running.planning import RunRequest
 
 
 def _request(variant: str, seed: int, profile: str = "learning", data: str = "abc") -> RunRequest:

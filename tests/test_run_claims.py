@@ -19,12 +19,12 @@ import pytest
 from filelock import FileLock
 from rich.console import Console
 
-from harness import execution
-from harness.execution import _settings_dict, execute, run_request
-from harness.planning import plan
-from harness.runlocks import RunClaims, holder_pid
+from harness.running import execution
+from harness.running.execution import _settings_dict, execute, run_request
+from harness.running.planning import plan
+from harness.running.runlocks import RunClaims, holder_pid
+from harness.running.store import ResultStore
 from harness.settings import Settings
-from harness.store import ResultStore
 
 REPO = Path(__file__).resolve().parents[1]
 PATTERN = "hasfl.alloc.*"  # six analytic runs of well under a second each
@@ -35,7 +35,7 @@ ENVIRONMENT = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.enviro
 HOLDER = """
 import json, sys
 from filelock import FileLock
-from harness.store import ResultStore
+from harness.running.store import ResultStore
 lock = FileLock(sys.argv[1])
 lock.acquire()
 print("held", flush=True)
@@ -211,7 +211,7 @@ def test_a_run_stored_between_planning_and_claiming_is_not_run_again(catalog, se
 
 def test_the_ray_driver_holds_the_locks_and_waits_for_a_held_run(catalog, settings) -> None:
     ray = pytest.importorskip("ray")
-    from harness import ray_executor
+    from harness.running import ray_executor
     settings = replace(settings, executor="ray", workers=2, threads=1)
     requests = _requests(catalog, settings)
     store = ResultStore(settings.store_dir)
@@ -257,7 +257,7 @@ def test_two_verifies_started_together_run_each_missing_run_once(catalog, settin
 
 ROOM = """
 import resource, sys
-from harness.runlocks import lock_room
+from harness.running.runlocks import lock_room
 soft, hard = map(int, sys.argv[1:])
 resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 print(lock_room(1000), resource.getrlimit(resource.RLIMIT_NOFILE)[0])

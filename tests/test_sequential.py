@@ -13,15 +13,15 @@ from scipy import stats as scipy_stats
 
 import harness.verdicts.values as values_module
 from harness.cli import main
-from harness.observe import Observed, Series
-from harness.planning import PendingDependency, request_for
 from harness.report.sequential import render, sequential_section
+from harness.running.planning import PendingDependency, request_for
 from harness.schema import claim as schema
 from harness.sequential import boundary, recorded, results, rule, schedule
 from harness.sequential.driver import AT_LIMIT, BUDGET, DECIDED, NOT_EXTENDED, until_decided
 from harness.sequential.rule import Looks, planned_looks
 from harness.settings import Settings
-from harness.verify import FAIL, PASS, evaluate
+from harness.verdicts.observe import Observed, Series
+from harness.verdicts.verify import FAIL, PASS, evaluate
 
 ALPHA = 0.05
 

@@ -12,9 +12,15 @@ import tests.synthetic_kind as synthetic_kind
 from harness.cli import main
 from harness.sequential import recorded, results, schedule
 from harness.sequential.driver import AT_LIMIT, BUDGET, DECIDED, INTERRUPTED, NOT_TESTED, until_decided
-from harness.verify import PASS
-from tests.test_sequential import _by_claim, _quiet, _settings, _stop_after_one_added_seed, _stored_seeds
-from tests.test_sequential import project  # noqa: F401  (the fixture)
+from harness.verdicts.verify import PASS
+from tests.test_sequential import (
+    _by_claim,
+    _quiet,
+    _settings,
+    _stop_after_one_added_seed,
+    _stored_seeds,
+    project,  # noqa: F401  (the fixture)
+)
 
 
 def _invoke(settings, **options):

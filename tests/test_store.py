@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import store as store_module
-from harness.store import ResultStore, content_key
+from harness.running import store as store_module
+from harness.running.store import ResultStore, content_key
 
 
 def _record(key: str, status: str = "ok", **result) -> dict:

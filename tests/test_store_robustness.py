@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from harness import store as store_module
-from harness.catalog import load_catalog
-from harness.execution import execute
-from harness.numerics_drift import pairs
-from harness.planning import plan
+from harness.loading.catalog import load_catalog
+from harness.regression.numerics_drift import pairs
+from harness.running import store as store_module
+from harness.running.execution import execute
+from harness.running.planning import plan
+from harness.running.store import ResultStore, content_key
 from harness.settings import Settings
-from harness.store import ResultStore, content_key
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = content_key({"test": "robustness", "n": 1})
@@ -198,7 +198,7 @@ def test_a_record_rewritten_after_a_corrupt_read_is_not_moved_aside(store: Resul
 RACER = """
 import sys, time
 from pathlib import Path
-from harness.store import ResultStore
+from harness.running.store import ResultStore
 root, start, keys = Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3].split(",")
 store = ResultStore(root)
 time.sleep(max(0.0, start - time.time()))
@@ -272,7 +272,7 @@ def test_put_into_a_store_that_is_a_file_fails_with_the_reason(tmp_path: Path) -
 
 
 def test_nothing_runs_into_a_store_that_is_a_file(tmp_path: Path, monkeypatch) -> None:
-    import harness.execution as execution
+    import harness.running.execution as execution
     monkeypatch.setattr(execution, "run_request", lambda *a, **k: pytest.fail("a run started"))
     file = tmp_path / "store"
     file.write_text("")

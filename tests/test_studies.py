@@ -12,16 +12,16 @@ import pytest
 from rich.console import Console
 
 from harness import cli
-from harness.catalog import load_catalog
+from harness.loading.catalog import load_catalog
+from harness.loading.studies import point_profile_name, point_settings
 from harness.pipeline import stored_profiles, verify
-from harness.planning import plan, variants_needed
 from harness.report.studies import paper_band, read_outcome
+from harness.running.planning import plan, variants_needed
+from harness.running.store import ResultStore
 from harness.schema import claim as schema
 from harness.schema.spec import Study
 from harness.settings import Settings
-from harness.store import ResultStore
-from harness.studies import point_profile_name, point_settings
-from harness.trend import EXTRAPOLATED, INSIDE, Band
+from harness.verdicts.trend import EXTRAPOLATED, INSIDE, Band
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = Path(__file__).resolve().parent / "data" / "study-project"

@@ -11,8 +11,21 @@ import pytest
 from scipy import stats
 
 from harness.report.studies import ClaimReading, PointReading, StudyReading, series_trend, study_dicts
-from harness.trend import (AWAY, EDGE, EXTRAPOLATED, FLAT, INSIDE, INTERPOLATED, MEASURED, NOT_ESTIMABLE, TOWARD,
-                           Band, fit_trend, heading, reading)
+from harness.verdicts.trend import (
+    AWAY,
+    EDGE,
+    EXTRAPOLATED,
+    FLAT,
+    INSIDE,
+    INTERPOLATED,
+    MEASURED,
+    NOT_ESTIMABLE,
+    TOWARD,
+    Band,
+    fit_trend,
+    heading,
+    reading,
+)
 
 AXIS = (64, 320, 1280, 2500)
 PAPER_SCALE = 2500.0

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from methods.federated import run_federation
-from methods.federated import loop
+from methods.federated import loop, run_federation
 from methods.federated.aggregation import ClientUpdate
 from methods.federated.update_statistics import update_statistics
 from tests.test_federated_engine import one_thread, tiny_cfg, tiny_conv, tiny_data  # noqa: F401

@@ -10,11 +10,20 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.power import TTestPower
 
-from harness import stats
-from harness.observe import Observed, Series
 from harness.schema import claim as s
-from harness.verify import (ERROR, FAIL, INCONCLUSIVE, PASS, SKIPPED, Verdict, _record_decision, apply_families,
-                            evaluate)
+from harness.verdicts import stats
+from harness.verdicts.observe import Observed, Series
+from harness.verdicts.verify import (
+    ERROR,
+    FAIL,
+    INCONCLUSIVE,
+    PASS,
+    SKIPPED,
+    Verdict,
+    _record_decision,
+    apply_families,
+    evaluate,
+)
 
 METRIC = s.MetricObservation(metric="m", of="a")
 DIFF = s.DifferenceObservation(difference="m", of=("a", "b"))

@@ -8,10 +8,10 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.power import TTestPower
 
-from harness import stats
-from harness.observe import Observed, Series
 from harness.schema import claim as s
-from harness.verify import FAIL, INCONCLUSIVE, PASS, evaluate
+from harness.verdicts import stats
+from harness.verdicts.observe import Observed, Series
+from harness.verdicts.verify import FAIL, INCONCLUSIVE, PASS, evaluate
 
 METRIC = s.MetricObservation(metric="m", of="a")
 TWO = s.MetricObservation(metric="m", of=["a", "b"])

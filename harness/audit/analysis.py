@@ -20,8 +20,19 @@ from typing import Any
 import numpy as np
 
 from harness.kinds.federated import FEDERATED_TRAINING
-from harness.stats import (CONFIDENCE, Correlation, PooledCorrelation, Power, correlation, equivalence,
-                           inclusion_power, mean_interval, pooled_correlation, summarize, t_power)
+from harness.verdicts.stats import (
+    CONFIDENCE,
+    Correlation,
+    PooledCorrelation,
+    Power,
+    correlation,
+    equivalence,
+    inclusion_power,
+    mean_interval,
+    pooled_correlation,
+    summarize,
+    t_power,
+)
 
 Result = Mapping[str, Any]
 

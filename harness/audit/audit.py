@@ -22,16 +22,16 @@ from typing import Any
 from rich.console import Console
 
 from harness.audit import analysis
-from harness.catalog import Catalog, LoadedSpec, load_project
-from harness.execution import execute
-from harness.fetching import fetch_data
-from harness.planning import plan_variants
-from harness.provenance import git_commit
+from harness.extensions import file_reference
+from harness.loading.catalog import Catalog, LoadedSpec, load_project
+from harness.runners.parts import POLICIES
+from harness.running.execution import execute
+from harness.running.fetching import fetch_data
+from harness.running.planning import plan_variants
+from harness.running.provenance import git_commit
+from harness.running.store import ResultStore
 from harness.schema.spec import Variant
 from harness.settings import Settings, scoped_code, scoped_code_of
-from harness.store import ResultStore
-from harness.extensions import file_reference
-from harness.runners.parts import POLICIES
 
 FEDERATIONS = {"cifar10": "hasfl-cifar10", "emnist": "hasfl-emnist", "shakespeare": "hasfl-shakespeare"}
 DEFAULT_FEDERATIONS = ("cifar10", "emnist")

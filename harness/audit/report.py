@@ -17,7 +17,7 @@ from rich.table import Table  # noqa: E402
 from harness.audit.analysis import StatisticValidation  # noqa: E402
 from harness.audit.audit import Audit, FederationAudit  # noqa: E402
 from harness.kinds import kind as experiment_kind  # noqa: E402
-from harness.store import json_safe  # noqa: E402
+from harness.running.store import json_safe  # noqa: E402
 
 
 def _cell(text: Any) -> str:

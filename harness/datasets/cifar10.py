@@ -2,7 +2,7 @@
 
 Two forms: a JPEG ImageFolder archive (`cifar10-jpeg/{train,test}/<class>/<NNNN>.jpg`, decoded once
 and cached as .npy in a folder the caller keys) and torchvision's extracted `cifar-10-batches-py/`.
-This module is part of the code identity of every run that reads CIFAR-10 (harness.planning.run_code),
+This module is part of the code identity of every run that reads CIFAR-10 (harness.running.planning.run_code),
 so it imports nothing that finds, fetches or downloads files.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """EMNIST's loader: reads the fetched "byclass" files (62 classes: digits, upper- and lowercase
 letters) with torchvision and turns the images upright (`emnist_source` finds and fetches them).
 
-This module is part of the code identity of every run that reads EMNIST (harness.planning.run_code),
+This module is part of the code identity of every run that reads EMNIST (harness.running.planning.run_code),
 so it imports nothing that finds, fetches or downloads files.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 finds, fingerprints and fetches those files (its sources).
 
 The modules are named here and imported when a data set is used, not by `import` statements: a
-run's code identity holds the loader of each data set its config reads (harness.planning.run_code
+run's code identity holds the loader of each data set its config reads (harness.running.planning.run_code
 adds `loader_module(name)`'s closure), and neither another data set's code nor any fetching code
 (where files are, URLs and pinned digests, downloads) may enter the import closure of a runner that
 calls `load_dataset`.

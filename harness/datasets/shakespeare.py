@@ -15,7 +15,7 @@ window (or its target) appears in any training window.
 
 Two text forms: the ROLE: format of karpathy/char-rnn's tinyshakespeare corpus, and Project
 Gutenberg's complete works as a zip (LEAF's source). This module is part of the code identity of
-every run that reads Shakespeare (harness.planning.run_code), so it imports nothing that finds,
+every run that reads Shakespeare (harness.running.planning.run_code), so it imports nothing that finds,
 fetches or downloads files.
 """
 from __future__ import annotations

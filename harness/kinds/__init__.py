@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import replace
+
 from harness.extensions import CodeScope, ExtensionPoint, UnknownExtension, code_scope
 from harness.kinds.aggregates import with_client_aggregates
 from harness.kinds.base import ExperimentKind, ExtensionMetric

@@ -141,7 +141,7 @@ def classified(metrics: Mapping[str, Metric], structural: tuple[str, ...] = (), 
 @dataclass(frozen=True)
 class Learning:
     """How far a kind's models learned: the metric read as accuracy (in %) and the accuracy of a
-    uniform guess, from a run's resolved config (`harness.levels`)."""
+    uniform guess, from a run's resolved config (`harness.verdicts.levels`)."""
 
     metric: str
     chance: Callable[[Mapping[str, Any]], float]

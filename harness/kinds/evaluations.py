@@ -11,8 +11,8 @@ diverged run: it is a broken record.)
 
 **Missing values are never silent.** A metric that reads evaluations declares its treatment of
 missing ones. The default is to refuse: `evaluations` raises `MissingValue`, naming the field and
-the round; `harness.observe` adds the record's key, experiment, variant and seed, and
-`harness.verify` makes the claim ERROR with that in its reason. ERROR, not INCONCLUSIVE:
+the round; `harness.verdicts.observe` adds the record's key, experiment, variant and seed, and
+`harness.verdicts.verify` makes the claim ERROR with that in its reason. ERROR, not INCONCLUSIVE:
 INCONCLUSIVE says the data could not decide and that more seeds would (it carries power figures
 saying how many), while no number of seeds decides a claim on a run whose metric is undefined; the
 record is broken, or the run diverged and the metric is not defined for it, and either needs a
@@ -21,7 +21,7 @@ person to look (re-run it, or claim on `diverged`). Averaging what is left inste
 
 A metric whose definition says how to treat missing values declares a `Tolerance` (the field, and
 a sentence saying what it does with them); the verdict's reason then names every value so treated
-(`harness.observe.Series.notes`). Figures draw a missing evaluation as a gap.
+(`harness.verdicts.observe.Series.notes`). Figures draw a missing evaluation as a gap.
 
 Rounds are named as the runner's progress names them: `round 64/64` is history round index 63.
 """

@@ -13,8 +13,16 @@ import numpy as np
 
 from harness.kinds import federated_adaptation as adaptation
 from harness.kinds import federated_updates as updates
-from harness.kinds.base import (ClientQuantity, ExperimentKind, KindExample, Learning, Metric, NotApplicable, Plot,
-                                 classified)
+from harness.kinds.base import (
+    ClientQuantity,
+    ExperimentKind,
+    KindExample,
+    Learning,
+    Metric,
+    NotApplicable,
+    Plot,
+    classified,
+)
 from harness.kinds.evaluations import Tolerance, by_round, evaluations, present_evaluations
 from harness.runners.model_config import model_sources
 from harness.runners.parts import OBJECTIVES, POLICIES, ROUND_HOOKS

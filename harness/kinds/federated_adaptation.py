@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 import statistics
 
-from methods.extraction import kept_units
-
 from harness.kinds.base import NotApplicable
+from methods.extraction import kept_units
 
 
 def _adaptations(result) -> list[dict]:

@@ -1,15 +1,15 @@
 """The digest that opens REPORT.md: per paper, its central claims (the abstract's and
 conclusion's, `central:` in its claim file) with the verdict and evidence level at every profile
 and one number against the paper's, then one line of counts per profile, split by evidence level
-(`harness.levels`). At most `MAX_LINES` lines including the report's header."""
+(`harness.verdicts.levels`). At most `MAX_LINES` lines including the report's header."""
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
 
-from harness.catalog import Catalog
-from harness.levels import LEARNED, Level
+from harness.loading.catalog import Catalog
 from harness.schema import claim as schema
+from harness.verdicts.levels import LEARNED, Level
 
 MAX_LINES = 60
 SHORT_STATUS = {"PASS": "PASS", "FAIL": "FAIL", "INCONCLUSIVE": "undecided", "SKIPPED": "—", "ERROR": "ERROR"}

@@ -8,10 +8,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from harness.catalog import Catalog  # noqa: E402
-from harness.planning import DependencyFailed, PendingDependency, request_for  # noqa: E402
+from harness.loading.catalog import Catalog  # noqa: E402
+from harness.running.planning import DependencyFailed, PendingDependency, request_for  # noqa: E402
+from harness.running.store import ResultStore  # noqa: E402
 from harness.settings import Settings  # noqa: E402
-from harness.store import ResultStore  # noqa: E402
 
 
 def draw_figures(catalog: Catalog, experiments: list[str], profile: str, settings: Settings,

@@ -2,7 +2,7 @@
 reproduced where the models learn, what holds only where they barely learn (weak evidence), the
 measured costs, what did not reproduce, what the scale cannot decide and what it did not test.
 
-Each verdict's group is its evidence level (`harness.levels`). Every row shows the bound the
+Each verdict's group is its evidence level (`harness.verdicts.levels`). Every row shows the bound the
 verdict tested and, where the profile's expectation differs from the paper's, the paper's beside
 it, labelled as not tested at this scale.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from harness.catalog import Catalog
-from harness.levels import LEARNED, Level
+from harness.loading.catalog import Catalog
 from harness.report.digest import counts_line, tested_and_paper
 from harness.schema import claim as schema
+from harness.verdicts.levels import LEARNED, Level
 
 
 def evidence_of(catalog: Catalog, claim_id: str) -> str:

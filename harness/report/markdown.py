@@ -14,21 +14,20 @@ from collections import Counter
 from pathlib import Path
 
 from harness.pipeline import Outcome, numerics_of
-from harness.provenance import git_commit, library_versions, machine
-from harness.report.figures import draw_figures
-from harness.levels import GROUPS, accuracies_from_records, accuracies_from_verdicts, level_reader
 from harness.report.cells import cell, relative
 from harness.report.digest import MAX_LINES, digest, tested_and_paper
+from harness.report.figures import draw_figures
 from harness.report.findings import evidence_of, findings, profiles_that_ran
-from harness.report.numerics import (across_numerics_lines, committed_baseline, fragility, margin_cell,
-                                     numerics_lines)
 from harness.report.missing import missing_runs_section
+from harness.report.numerics import across_numerics_lines, committed_baseline, fragility, margin_cell, numerics_lines
 from harness.report.performance import performance_section
 from harness.report.sequential import sequential_section
 from harness.report.studies import StudyReading, read_outcome, study_dicts, study_findings
+from harness.running.provenance import git_commit, library_versions, machine
+from harness.running.store import json_safe
 from harness.settings import Settings
-from harness.store import json_safe
-from harness.verify import Verdict
+from harness.verdicts.levels import GROUPS, accuracies_from_records, accuracies_from_verdicts, level_reader
+from harness.verdicts.verify import Verdict
 
 ICONS = {"PASS": "✅ PASS", "FAIL": "❌ FAIL", "INCONCLUSIVE": "❔ INCONCLUSIVE", "SKIPPED": "⏭ SKIPPED",
          "ERROR": "⚠️ ERROR"}
@@ -118,7 +117,7 @@ class _Report:
                 runs, seconds = self._compute({v.experiment for v in verdicts}, profile)
                 lines.append(f"| {paper} | {profile} | " + " | ".join(short(by_group[g]) for g in GROUPS)
                              + f" | {len(verdicts) - len(decided)} | {fragile} | {runs} | {seconds:.0f} |")
-        lines += ["", "Groups by evidence level (`harness.levels`): *learned* where the claim's reference variant "
+        lines += ["", "Groups by evidence level (`harness.verdicts.levels`): *learned* where the claim's reference variant "
                   "reached at least half of the paper's gain over chance; *weak* where the models barely learn, no "
                   "level could be read, or the effect is below its metric's smallest of interest; *cost* measured "
                   "costs of real pipelines; *analytic* rules, counts, coverages and exact algebra; *diagnostic* "

@@ -3,15 +3,15 @@
 A profile shown from stored records only (one run by hand, e.g. `learning`, whose runs take hours)
 may be partly run. Its claims without records are SKIPPED; this section says how many runs each
 experiment and variant still needs and estimates their compute from the run times measured at
-the same profile (`harness.run_costs`).
+the same profile (`harness.running.run_costs`).
 """
 from __future__ import annotations
 
 from collections import defaultdict
 
 from harness.datasets.registry import UNAVAILABLE
-from harness.planning import RunRequest
-from harness.run_costs import MeasuredCosts
+from harness.running.planning import RunRequest
+from harness.running.run_costs import MeasuredCosts
 
 
 def missing_runs_section(requests: list[RunRequest], records: dict[str, dict | None], profiles: list[str],

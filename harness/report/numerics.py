@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness import baseline as baseline_io
-from harness import drift
-from harness.numerics import summary
-from harness.verify import Verdict
+from harness.regression import baseline as baseline_io
+from harness.regression import drift
+from harness.running.numerics import summary
+from harness.verdicts.verify import Verdict
 
 
 def committed_baseline(root: Path, profile: str) -> dict[str, Any]:

@@ -18,13 +18,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from harness.catalog import Catalog, LoadedClaim  # noqa: E402
-from harness.observe import observe  # noqa: E402
+from harness.loading.catalog import Catalog, LoadedClaim  # noqa: E402
+from harness.loading.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, observed_variants  # noqa: E402
 from harness.report.cells import cell, relative  # noqa: E402
-from harness.store import json_safe, wall_seconds  # noqa: E402
+from harness.running.store import json_safe, wall_seconds  # noqa: E402
 from harness.schema import claim as schema  # noqa: E402
-from harness.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, observed_variants  # noqa: E402
-from harness.trend import EXTRAPOLATED, MEASURED, Band, Estimate, Trend, fit_trend, heading, reading  # noqa: E402
+from harness.verdicts.observe import observe  # noqa: E402
+from harness.verdicts.trend import EXTRAPOLATED, MEASURED, Band, Estimate, Trend, fit_trend, heading, reading  # noqa: E402
 
 Lookup = Callable[[str, str, int, str], tuple[str, "dict | None"]]
 """(experiment, variant, seed, profile) -> (store key, record or None): `Outcome.lookup`."""
@@ -74,7 +74,7 @@ class SeriesTrend:
     at_paper: Estimate | None = None
     """The value at the paper's scale: measured there, or read off the seeds' own lines."""
     heading: str | None = None
-    """`harness.trend.heading` against the paper's band (None without a band or a trend)."""
+    """`harness.verdicts.trend.heading` against the paper's band (None without a band or a trend)."""
 
     def to_dict(self) -> dict[str, Any]:
         fit = self.trend

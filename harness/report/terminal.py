@@ -4,7 +4,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from harness.verify import STATUSES, Verdict
+from harness.verdicts.verify import STATUSES, Verdict
 
 COLOURS = {"PASS": "green", "FAIL": "red", "INCONCLUSIVE": "yellow", "SKIPPED": "cyan", "ERROR": "magenta"}
 

@@ -9,18 +9,28 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.datasets.registry import load_dataset
 from harness.runners.context import RunContext
-from methods.seeding import setup_seed
-from harness.runners.model_config import (CharLSTMModel, ImageModel, ModelConfig, build_model_family,
-                                          example_input)
+from harness.runners.model_config import CharLSTMModel, ImageModel, ModelConfig, build_model_family, example_input
 from harness.runners.parts import OBJECTIVES, POLICIES, ROUND_HOOKS, choice, part_field
 from methods.costs import width_cost_table
-from methods.federated import (ClientData, FederatedDataset, FederationConfig, draw_capacity_caps,
-                               equal_share_caps, run_federation)
 from methods.extraction import ExtractionMode
+from methods.federated import (
+    ClientData,
+    FederatedDataset,
+    FederationConfig,
+    draw_capacity_caps,
+    equal_share_caps,
+    run_federation,
+)
 from methods.federated.aggregation import Weighting
 from methods.federated.config import ClientExecution
-from methods.partition import (client_tv_distances, dirichlet_partition, iid_partition,
-                               label_restricted_partition, subsample_per_client)
+from methods.partition import (
+    client_tv_distances,
+    dirichlet_partition,
+    iid_partition,
+    label_restricted_partition,
+    subsample_per_client,
+)
+from methods.seeding import setup_seed
 
 
 class PartitionConfig(BaseModel):

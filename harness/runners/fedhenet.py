@@ -38,7 +38,6 @@ from harness.datasets.registry import load_dataset
 from harness.runners import fedhenet_caches as caches
 from harness.runners.ckks_config import CkksConfig
 from harness.runners.context import RunContext
-from methods.seeding import setup_seed
 from harness.runners.references import MetricOf
 from methods.energy import EnergyMeter, EnergyReading
 from methods.fedhenet import leakage, rolann
@@ -47,6 +46,7 @@ from methods.fedhenet.baselines import LinearFLConfig, LinearFLResult, exchanged
 from methods.fedhenet.pipeline import fedhenet_from_images, linear_fl_from_images
 from methods.fedhenet.protocol import run_fedhenet
 from methods.partition import dirichlet_partition, iid_partition, one_class_per_client
+from methods.seeding import setup_seed
 
 
 class DataConfig(BaseModel):

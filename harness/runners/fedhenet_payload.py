@@ -14,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.runners.ckks_config import CkksConfig
 from harness.runners.context import RunContext
-from methods.seeding import setup_seed
 from methods.fedhenet.payload import Layout, ciphertext_bytes, upload
 from methods.fedhenet.secure import check_fits, create_context
+from methods.seeding import setup_seed
 
 
 class Config(BaseModel):

@@ -16,8 +16,8 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.runners.context import RunContext
-from methods.seeding import setup_seed
 from methods.extraction import ExtractionMode, select_units
+from methods.seeding import setup_seed
 
 
 class Config(BaseModel):

@@ -19,7 +19,7 @@ from harness.errors import did_you_mean
 from harness.schema.base import Identifier, StrictModel
 
 if TYPE_CHECKING:
-    from harness.design import Reading, SeriesNumbers
+    from harness.loading.design import Reading, SeriesNumbers
     from harness.verdicts.outcome import Decision
 
 Aggregate = Literal["mean", "every_seed"]
@@ -302,12 +302,12 @@ class ExpectationBase(StrictModel):
 
     def decide(self, obs, observed) -> Decision:
         """The decision of its test on `observed`, the observation `obs` read from the records (values
-        `harness.verify.evaluate` screened: no seed is NaN, and a comparison of variants measures something)."""
+        `harness.verdicts.verify.evaluate` screened: no seed is NaN, and a comparison of variants measures something)."""
         raise NotImplementedError
 
     def design(self, numbers: SeriesNumbers | None) -> Reading:
         """What its test can decide on a metric, difference or comparison before any run, and the seeds
-        each verdict needs (`harness.design`; `numbers`: the stored series for the planning spread)."""
+        each verdict needs (`harness.loading.design`; `numbers`: the stored series for the planning spread)."""
         raise NotImplementedError
 
 
@@ -363,7 +363,7 @@ class _ValueTest(ExpectationBase):
         return values.each_series(self, observed.series)
 
     def design(self, numbers: SeriesNumbers | None) -> Reading:
-        from harness.design import value_design
+        from harness.loading.design import value_design
         return value_design(self, numbers)
 
 
@@ -577,7 +577,7 @@ class Order(ExpectationBase):
         return order_test(self, observed, obs)
 
     def design(self, numbers: SeriesNumbers | None) -> Reading:
-        from harness.design import order_design
+        from harness.loading.design import order_design
         return order_design(self)
 
 
@@ -613,7 +613,7 @@ class Equivalent(_PairedDifferenceTest):
         return equivalence_test(self, observed.series[0])
 
     def design(self, numbers: SeriesNumbers | None) -> Reading:
-        from harness.design import value_design
+        from harness.loading.design import value_design
         return value_design(self, numbers)
 
 
@@ -646,7 +646,7 @@ class WithinSpread(_PairedDifferenceTest):
         return within_spread_test(self, observed.series[0], observed.spread)
 
     def design(self, numbers: SeriesNumbers | None) -> Reading:
-        from harness.design import within_spread_design
+        from harness.loading.design import within_spread_design
         return within_spread_design(self)
 
 

@@ -47,7 +47,7 @@ class PaperScale(StrictModel):
 class Study(StrictModel):
     """Claims observed at every point of one config axis, on top of a base profile.
 
-    Each point is a generated profile (`harness.studies`): the base profile with the `fixed`
+    Each point is a generated profile (`harness.loading.studies`): the base profile with the `fixed`
     settings and the axis value applied to its overrides. The claims' variants run at every
     point; each point's verdict uses the claim's expectation at the base profile.
     """

@@ -37,19 +37,25 @@ from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 
-from harness.catalog import LoadedClaim
-from harness.execution import ExecutionSummary, execute
+from harness.loading.catalog import LoadedClaim
 from harness.pipeline import MAX_DEPENDENCY_WAVES, Outcome, record_lookup, verify
-from harness.planning import plan_variants, referenced_variants, variants_needed
-from harness.store import REUSABLE, wall_seconds
+from harness.running.execution import ExecutionSummary, execute
+from harness.running.planning import plan_variants, referenced_variants, variants_needed
+from harness.running.store import REUSABLE, wall_seconds
 from harness.sequential import schedule
 from harness.sequential.recorded import Recorded, read
 from harness.sequential.rule import Looks, default_max_seeds, planned_looks
-from harness.sequential.stops import AT_LIMIT, BUDGET, DECIDED, NO_FIGURE, NOT_EXTENDED, NOT_TESTED
-from harness.sequential.stops import INTERRUPTED  # noqa: F401 - re-exported with the stops the driver gives
+from harness.sequential.stops import (
+    AT_LIMIT,
+    BUDGET,
+    DECIDED,
+    INTERRUPTED,  # noqa: F401 - re-exported with the stops the driver gives
+    NO_FIGURE,
+    NOT_EXTENDED,
+    NOT_TESTED,
+)
 from harness.settings import Settings
-from harness.verify import FAIL, INCONCLUSIVE, PASS, Verdict, apply_families, verify_claim
-
+from harness.verdicts.verify import FAIL, INCONCLUSIVE, PASS, Verdict, apply_families, verify_claim
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """An estimate compared with what an expectation admits, as comparisons of test statistics
-(`harness.evidence.Evidence`): one against a bound, one against each end of a range."""
+(`harness.verdicts.evidence.Evidence`): one against a bound, one against each end of a range."""
 from __future__ import annotations
 
 import math
@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 from scipy import stats as scipy_stats
 
-from harness.evidence import Evidence
 from harness.schema.claim import Admitted
-from harness.stats import fisher_z
+from harness.verdicts.evidence import Evidence
 from harness.verdicts.outcome import fmt
+from harness.verdicts.stats import fisher_z
 
 
 def oriented(admitted: Admitted, distance: float) -> float:

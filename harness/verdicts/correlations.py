@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from harness.evidence import combine, holm_rejection_levels
-from harness.observe import Series
-from harness.stats import Correlation, Power, fisher_power, fisher_z, inclusion_power, sensitivity
 from harness.verdicts.comparisons import bound_evidence
+from harness.verdicts.evidence import combine, holm_rejection_levels
+from harness.verdicts.observe import Series
 from harness.verdicts.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt, level_text, most_needed
+from harness.verdicts.stats import Correlation, Power, fisher_power, fisher_z, inclusion_power, sensitivity
 
 
 def correlation_test(expectation, series: Series, fail_alpha: float) -> Decision:

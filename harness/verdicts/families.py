@@ -7,12 +7,12 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from harness.evidence import (Evidence, combine, holm_levels, holm_rank_levels, margin_text, margins, nearest)
-from harness.stats import Power, one_sided_units, sign_power, spread_power
+from harness.verdicts.evidence import Evidence, combine, holm_levels, holm_rank_levels, margin_text, margins, nearest
 from harness.verdicts.outcome import FAIL, INCONCLUSIVE, PASS, most_needed
+from harness.verdicts.stats import Power, one_sided_units, sign_power, spread_power
 
 if TYPE_CHECKING:
-    from harness.verify import Verdict
+    from harness.verdicts.verify import Verdict
 
 def _rejection_p(evidence: list[Evidence], alpha: float) -> float:
     """The p-value with which a claim rejects its null, on the scale of its own α: the weakest

@@ -6,11 +6,11 @@ import math
 
 from scipy import stats as scipy_stats
 
-from harness.evidence import combine
-from harness.observe import Series
-from harness.stats import Power, summarize
 from harness.verdicts.comparisons import bound_evidence
+from harness.verdicts.evidence import combine
+from harness.verdicts.observe import Series
 from harness.verdicts.outcome import INCONCLUSIVE, Decision, fmt
+from harness.verdicts.stats import Power, summarize
 
 
 def spread_ratio_test(expectation, first: Series, second: Series) -> Decision:

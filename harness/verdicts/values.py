@@ -7,15 +7,22 @@ import math
 
 from scipy import stats as scipy_stats
 
-from harness.evidence import Evidence, combine, decided
-from harness.observe import Series
 from harness.schema.claim import Admitted
-from harness.stats import (Power, inclusion_power, sensitivity, sign_count_p, sign_power, sign_test_seeds, summarize,
-                           t_power)
 from harness.verdicts.comparisons import bound_evidence, oriented, sign_evidence
 from harness.verdicts.correlations import correlation_test
-from harness.verdicts.outcome import (ERROR, FAIL, INCONCLUSIVE, PASS, SEVERITY, Decision, fmt, level_text,
-                                      most_needed)
+from harness.verdicts.evidence import Evidence, combine, decided
+from harness.verdicts.observe import Series
+from harness.verdicts.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SEVERITY, Decision, fmt, level_text, most_needed
+from harness.verdicts.stats import (
+    Power,
+    inclusion_power,
+    sensitivity,
+    sign_count_p,
+    sign_power,
+    sign_test_seeds,
+    summarize,
+    t_power,
+)
 
 
 def not_a_number(series: Series) -> Decision | None:

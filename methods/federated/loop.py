@@ -21,10 +21,10 @@ from methods.federated.policies import PolicyContext
 from methods.federated.results import FederationResult, RoundRecord
 from methods.federated.round_training import train_round
 from methods.federated.rounds import RoundContext, work_of
-from methods.seeding import numpy_rng, torch_generator
 from methods.federated.submodel import ModuleCache, Params, SubmodelView, load_params
 from methods.federated.update_statistics import update_statistics
 from methods.models.slicing import SliceableFamily
+from methods.seeding import numpy_rng, torch_generator
 
 __all__ = ["FederationConfig", "FederationResult", "RoundRecord", "initial_params",
            "run_federation", "sample_clients"]

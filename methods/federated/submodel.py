@@ -8,8 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from methods.extraction import ExtractionMode, select_units
-from methods.models.slicing import (SliceableFamily, UnitSelection, coverage_masks, embed,
-                                    extract)
+from methods.models.slicing import SliceableFamily, UnitSelection, coverage_masks, embed, extract
 
 Params = dict[str, Tensor]
 

@@ -15,8 +15,16 @@ import numpy as np
 
 from . import rolann
 from .rolann import Weighting
-from .secure import (CkksParams, Coordinator, check_fits, coordinator_exposure, create_context,
-                     decrypt_columns, encrypt_columns, public_context)
+from .secure import (
+    CkksParams,
+    Coordinator,
+    check_fits,
+    coordinator_exposure,
+    create_context,
+    decrypt_columns,
+    encrypt_columns,
+    public_context,
+)
 
 
 def _clock() -> float:

@@ -11,10 +11,10 @@ How a check compares (docs/regression.md states the rule in full):
     analytic results, counts, coverage, allocation-rule arithmetic, exact-algebra errors) are
     checked against the same tight tolerance;
   - trained quantities are compared as distributions: each series' per-seed differences are
-    tested against the drift the baseline measured across numerics (`harness.drift`),
+    tested against the drift the baseline measured across numerics (`harness.regression.drift`),
     Holm-corrected over every series of the check;
   - a verdict that moved is *fragile* when its recorded statistics were nearer the new verdict
-    than the reach of the measured drift (`harness.drift.near_margin`: the 99% quantile of the
+    than the reach of the measured drift (`harness.regression.drift.near_margin`: the 99% quantile of the
     statistic's move when its recorded seeds move by the drift; at least one standard error),
     whatever the two verdicts (PASS <-> FAIL included); further away it fails. A fragile move fails too when the claim's own series show a shift (Holm over the
     fragile claims at the check's level); only a fragile move with no detectable shift is a
@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import baseline_file, jsonedit
-from harness import drift as drift_io
-from harness.store import json_safe
-from harness.verify import ERROR, FAIL, INCONCLUSIVE, PASS, Verdict
+from harness.regression import baseline_file, jsonedit
+from harness.regression import drift as drift_io
+from harness.running.store import json_safe
+from harness.verdicts.verify import ERROR, FAIL, INCONCLUSIVE, PASS, Verdict
 
 DEFAULT_TOLERANCE = {"absolute": 1e-9, "relative": 1e-6}
 UNAVAILABLE = "unavailable here"
@@ -372,13 +372,13 @@ def updated(verdicts: list[Verdict], profile: str, previous: dict[str, Any] | No
 
 def redecided(catalog, baseline: dict[str, Any], path: Path) -> tuple[dict[str, Any], list[str]]:
     """The baseline with every recorded observation decided again under the current rules and
-    expectations (`harness.archive.reverify`): numbers, numerics and run identities stay as they
+    expectations (`harness.verdicts.archive.reverify`): numbers, numerics and run identities stay as they
     were recorded; verdicts, reasons, margins and evidence are rewritten. For a change of the
     verification rules, not of methods (which needs new records: `update`). A claim added since
     the recording gets the entry of the claim that recorded the same observation; one with no
     recorded observation is left out. Returns the baseline and a line per verdict that moved."""
-    from harness.archive import baseline_archive, reverify
-    from harness.verify import apply_families
+    from harness.verdicts.archive import baseline_archive, reverify
+    from harness.verdicts.verify import apply_families
     profile = baseline["profile"]
     archive = baseline_archive(path, baseline)
     old = baseline["claims"]
@@ -415,7 +415,7 @@ def _unavailable_in(catalog, entries: dict[str, Any], experiment: str) -> dict[s
 
 def write(path: Path, data: dict[str, Any]) -> None:
     """Write the baseline; over an earlier file, everything whose content is unchanged keeps the
-    earlier file's text (`harness.jsonedit`), so that the diff shows only what changed."""
+    earlier file's text (`harness.regression.jsonedit`), so that the diff shows only what changed."""
     path = Path(path)
     text = json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n"
     if path.is_file():

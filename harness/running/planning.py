@@ -6,11 +6,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.catalog import Catalog, LoadedClaim
 from harness.datasets.registry import loader_module
-from harness.provenance import code_fingerprint, code_hash, library_versions, source_fingerprint
+from harness.loading.catalog import Catalog, LoadedClaim
+from harness.running.provenance import code_fingerprint, code_hash, library_versions, source_fingerprint
+from harness.running.store import RECORD_FORMAT, ResultStore, content_key
 from harness.settings import Settings
-from harness.store import RECORD_FORMAT, ResultStore, content_key
 
 if TYPE_CHECKING:
     from harness.datasets.locations import DataLocations

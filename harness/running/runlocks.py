@@ -23,7 +23,7 @@ from typing import Protocol
 
 from filelock import FileLock, Timeout
 
-from harness.store import ResultStore
+from harness.running.store import ResultStore
 
 
 class Run(Protocol):

@@ -1,6 +1,6 @@
 """One run, in whatever process executes it: check the code, run the runner, make the record.
 
-Every executor (harness.execution's local and process pool, harness.ray_executor's Ray tasks)
+Every executor (harness.running.execution's local and process pool, harness.running.ray_executor's Ray tasks)
 calls `run_request` and hands its record back to the driver, which alone writes the store. A
 worker whose code or libraries differ from the ones the run's key was computed from makes an
 ERROR record (WorkerMismatch) instead of a record under a key that misdescribes it.
@@ -17,10 +17,10 @@ from typing import Any
 
 from harness.errors import WorkerMismatch
 from harness.kinds import kind as experiment_kind
-from harness.numerics import numerics
-from harness.planning import run_code
-from harness.provenance import library_versions, machine
 from harness.runners.context import RunContext
+from harness.running.numerics import numerics
+from harness.running.planning import run_code
+from harness.running.provenance import library_versions, machine
 
 
 def _context(settings: dict[str, Any], progress: Callable[[float, str], None] | None = None) -> RunContext:

@@ -34,9 +34,9 @@ from typing import Any
 
 from scipy import stats
 
+from harness.running.store import json_safe
 from harness.settings import Settings
-from harness.store import json_safe
-from harness.verify import Verdict
+from harness.verdicts.verify import Verdict
 
 DETECTS = "any change: both revisions computed here under one numerics and compared bit for bit"
 

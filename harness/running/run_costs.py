@@ -13,8 +13,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from harness.planning import RunRequest
-from harness.store import wall_seconds
+from harness.running.planning import RunRequest
+from harness.running.store import wall_seconds
 
 NO_MEASUREMENT = "no run of the experiment measured"
 

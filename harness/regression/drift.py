@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
-from harness import baseline_file
+from harness.regression import baseline_file
 
 ALPHA = 0.01
 """Family-wise false-alarm rate of one regression check across its drift-tested series."""
@@ -225,7 +225,7 @@ def measure(recordings: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         cell[1] += len(distinct) - 1
     return {"rule": "per (experiment, quantity) and per series: τ² = 2 · ΣSS / df over the values of distinct "
                     "numerics (recordings of one numerics count once), Bartlett's test of the series' drifts "
-                    "(see harness/drift.py)",
+                    "(see harness/regression/drift.py)",
             "recordings": sorted(recordings),
             "numerics": {experiment: sorted(found) for experiment, found in sorted(seen.items())},
             "groups": {group: group_entry(series) for group, series in sorted(squares.items())}}

@@ -47,14 +47,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.catalog import Catalog, LoadedClaim
-from harness.evidence import margin_text, margins
 from harness.kinds.evaluations import MissingValue
-from harness.numerics import fingerprint
-from harness.observe import Observed, observe
-from harness.planning import variants_needed
+from harness.loading.catalog import Catalog, LoadedClaim
+from harness.running.numerics import fingerprint
+from harness.running.planning import variants_needed
 from harness.schema import claim as schema
+from harness.verdicts.evidence import margin_text, margins
 from harness.verdicts.families import apply_families, power_at_levels
+from harness.verdicts.observe import Observed, observe
 from harness.verdicts.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SKIPPED, STATUSES, Decision, fmt
 from harness.verdicts.values import not_a_number
 
@@ -80,7 +80,7 @@ class Verdict:
     data_unavailable: bool = False
     """SKIPPED because a data set the claim needs is not on this machine (not a verdict on the claim)."""
     evidence: list[dict[str, Any]] = field(default_factory=list)
-    """The comparisons the verdict rests on (`harness.evidence.Evidence`), each in its test statistic."""
+    """The comparisons the verdict rests on (`harness.verdicts.evidence.Evidence`), each in its test statistic."""
     margins: dict[str, float] = field(default_factory=dict)
     """How far (in standard errors of its statistics) the verdict is from each other verdict."""
     margin: str = ""

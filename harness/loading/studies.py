@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from harness.configs import deep_merge, nested, path_problem, resolved_config, sets_path
 from harness.errors import Problem, did_you_mean, format_field
+from harness.loading.configs import deep_merge, nested, path_problem, resolved_config, sets_path
+from harness.loading.yamlsource import Document
 from harness.schema.claim import Claim
 from harness.schema.spec import ExperimentSpec, Profile, Study
-from harness.yamlsource import Document
 
 if TYPE_CHECKING:
-    from harness.catalog import LoadedClaim, LoadedSpec
+    from harness.loading.catalog import LoadedClaim, LoadedSpec
 
 PAPER_PROFILE = "paper"
 """The profile whose expectation states what the paper reports: a study draws it as a band."""

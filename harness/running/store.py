@@ -7,9 +7,9 @@ aside (never deleted), reported, and its run is recomputed. One bad record never
 stops a command.
 
 A record of an earlier format (OLD_FORMATS) was written under an earlier definition of the key,
-which no key of this format equals (the format is part of every key: harness.planning). It is
+which no key of this format equals (the format is part of every key: harness.running.planning). It is
 never read as a run's record, never moved aside as corrupt and never rewritten: it stays where
-it is for `harness.migration`, which reads it with `old_records` and may carry it over to its new
+it is for `harness.running.migration`, which reads it with `old_records` and may carry it over to its new
 key, and for an earlier version of the code sharing the store.
 """
 from __future__ import annotations
@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from methods.plain import json_safe  # noqa: F401 (part of this module's API)
 from harness.errors import did_you_mean
+from methods.plain import json_safe  # noqa: F401 (part of this module's API)
 
 RECORD_FORMAT = 2
 """Format 2: the code identity in the key is the set of content digests of the modules that compute
-the run (harness.provenance), the format itself is in the key, and provenance.code holds those
+the run (harness.running.provenance), the format itself is in the key, and provenance.code holds those
 digests by module name. Format 1 hashed each module's bytes by name over the runner's whole
 import closure."""
 OLD_FORMATS = (1,)
@@ -230,7 +230,7 @@ class ResultStore:
         return self.root / key[:2] / f"{key}.json"
 
     def lock_path(self, key: str) -> Path:
-        """The file whose flock an invocation holds while it computes this key's run (harness.runlocks)."""
+        """The file whose flock an invocation holds while it computes this key's run (harness.running.runlocks)."""
         return self.root / "locks" / key[:2] / f"{key}.lock"
 
     def check(self) -> None:

@@ -1,6 +1,6 @@
 """Carry records of an earlier format over to their keys under this one (`fedclaims store migrate`).
 
-A format-1 record is never read under a format-2 key (harness.store), so after the format bump
+A format-1 record is never read under a format-2 key (harness.running.store), so after the format bump
 every run would be recomputed. A migration carries an old record over instead where the new code
 is shown to compute the same bits:
 
@@ -42,15 +42,15 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from harness.catalog import Catalog, LoadedClaim
-from harness.execution import execute
-from harness.fetching import survey_data
 from harness.kinds.base import ExperimentKind
-from harness.numerics import fingerprint, numerics
-from harness.planning import RunRequest, datasets_needed, plan
-from harness.provenance import library_versions
+from harness.loading.catalog import Catalog, LoadedClaim
+from harness.running.execution import execute
+from harness.running.fetching import survey_data
+from harness.running.numerics import fingerprint, numerics
+from harness.running.planning import RunRequest, datasets_needed, plan
+from harness.running.provenance import library_versions
+from harness.running.store import ResultStore, canonical, content_key
 from harness.settings import Settings
-from harness.store import ResultStore, canonical, content_key
 
 MAX_WAVES = 4
 """Planning waves: a run whose config refers to another run's record is planned once that

@@ -1,8 +1,8 @@
 """docs/claims.md: the claim vocabulary and every kind's metrics, generated from the code."""
 from __future__ import annotations
 
-from harness import design as design_rule
 from harness.kinds import PROJECT, registered_kinds
+from harness.loading import design as design_rule
 from harness.schema import claim as schema
 from harness.sequential import rule as sequential_rule
 
@@ -189,7 +189,7 @@ def render() -> str:
     lines += ["", "## Experiment kinds", ""]
     for name, kind in registered_kinds(PROJECT).items():
         learning = (f" Learning level read by `{kind.learning.metric}` against the paper's accuracy "
-                    "(`harness.levels`)." if kind.learning else "")
+                    "(`harness.verdicts.levels`)." if kind.learning else "")
         lines += [f"### `{name}`", "", kind.description, "",
                   f"Runner: `{kind.runner}`. Evidence: {kind.evidence}.{learning}", "", "Metrics:", ""]
         for metric, spec in kind.metrics.items():

@@ -1,7 +1,7 @@
 """Decidable by design: whether a claim's PASS and FAIL are reachable at all, and the seeds each needs.
 
 Computed before any run, from the design alone: the profile's seeds, the clients per run (for a
-correlation), the test the verifier applies (`harness.verify`), the width of the expected range
+correlation), the test the verifier applies (`harness.verdicts.verify`), the width of the expected range
 and a planning spread. The rule, per test:
 
 - A value fixed by its config (a metric the kind declares deterministic, for every variant the
@@ -54,10 +54,10 @@ from scipy import stats as scipy_stats
 
 from harness.errors import Problem
 from harness.schema import claim as schema
-from harness.stats import PRACTICAL_UNITS, Correlation, fisher_z, pooled_correlation, sign_test_seeds
+from harness.verdicts.stats import PRACTICAL_UNITS, Correlation, fisher_z, pooled_correlation, sign_test_seeds
 
 if TYPE_CHECKING:
-    from harness.catalog import Catalog, LoadedClaim, LoadedSpec
+    from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec
 
 DEFAULT_TAU = 0.1
 """Between-seed standard deviation of a correlation's Fisher z where no stored records give one:
@@ -68,7 +68,7 @@ r(p, TV | p^max))."""
 RULES = [
     "`fedclaims validate` checks, before any run and from the design alone (the profile's seeds, the clients per "
     "run, the test, the width of the range and a planning spread), that each claim's PASS and FAIL are reachable "
-    "at some number of seeds under its test (`harness.design`). It refuses a claim where one is not (file, line "
+    "at some number of seeds under its test (`harness.loading.design`). It refuses a claim where one is not (file, line "
     "and field, with the reason and what would make it decidable) and lists, without failing, the claims whose "
     "profile has fewer seeds than they need; `fedclaims design` prints every claim's figures.",
     "A range on the mean over seeds needs n seeds with 2 · t(α, n − 1) · σ / √n ≤ its width (σ the planning "
@@ -416,7 +416,7 @@ def within_spread_design(expectation) -> Reading:
 
 def _declared_profiles(catalog: "Catalog", loaded: "LoadedClaim") -> list[str]:
     """The profiles a claim states expectations at in its file (a study's points inherit their base's)."""
-    from harness.studies import generated_profiles
+    from harness.loading.studies import generated_profiles
     points = generated_profiles(catalog.studies.values())
     return [profile for profile in loaded.claim.expect if profile not in points]
 

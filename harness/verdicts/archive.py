@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.catalog import Catalog, LoadedClaim, LoadedSpec
-from harness.observe import Observed, Series
+from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec
 from harness.schema import claim as schema
-from harness.stats import Correlation
-from harness.verify import Verdict, _record_decision, evaluate, verdict_head
+from harness.verdicts.observe import Observed, Series
+from harness.verdicts.stats import Correlation
+from harness.verdicts.verify import Verdict, _record_decision, evaluate, verdict_head
 
 SPREAD_PREFIX = "spread reference: "
 

@@ -1,7 +1,7 @@
 """Runs as Ray tasks, on a local Ray instance or an existing cluster.
 
 Each run is one task; its record comes back to the driver, which alone writes the store,
-as each run finishes, and which holds the run's lock (`harness.runlocks`) while its task
+as each run finishes, and which holds the run's lock (`harness.running.runlocks`) while its task
 runs. A task whose worker dies (killed, out of memory, node lost) is resubmitted by Ray up
 to RETRIES more times; if every attempt dies, the run gets an ERROR record naming the
 failure (never reused, so the next invocation tries it again). Runs that finished are
@@ -18,11 +18,11 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from harness.planning import RunRequest
-from harness.provenance import PROJECT_PACKAGES
-from harness.runlocks import lock_room
+from harness.running.planning import RunRequest
+from harness.running.provenance import PROJECT_PACKAGES
+from harness.running.runlocks import lock_room
+from harness.running.worker import make_record, run_request
 from harness.settings import Settings, code_environment
-from harness.worker import make_record, run_request
 
 RETRIES = 2
 """Further attempts of a run whose worker died, before its record says ERROR."""

@@ -15,17 +15,17 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from harness.configs import deep_merge, resolved_config, settings_at  # noqa: F401 (deep_merge: part of this module's API)
-from harness.design import design_problems
 from harness.errors import Problem, SpecError, closest, did_you_mean, format_field, unknown
 from harness.extensions import ExtensionPoint, UnknownExtension
 from harness.kinds import kind as experiment_kind
 from harness.kinds.base import ExperimentKind
+from harness.loading.configs import deep_merge, resolved_config, settings_at  # noqa: F401 (deep_merge: part of this module's API)
+from harness.loading.design import design_problems
+from harness.loading.studies import LoadedStudy, generated_profiles, load_studies
+from harness.loading.yamlsource import Document, load_document
 from harness.schema import claim as claim_schema
 from harness.schema.claim import Claim, ClaimFile
 from harness.schema.spec import ExperimentSpec
-from harness.studies import LoadedStudy, generated_profiles, load_studies
-from harness.yamlsource import Document, load_document
 
 TAGS = set(claim_schema.OBSERVATION_KEYS) | set(claim_schema.EXPECTATION_KEYS)
 
@@ -546,7 +546,7 @@ def _metric_configs(target: LoadedSpec, obs, profile: str) -> tuple[Any, dict[st
 
 def load_catalog(claims_dir: Path, specs_dir: Path, root: Path | None = None, include: Iterable[Path] = ()) -> Catalog:
     """Load everything; raise SpecError listing every problem found. A catalog whose files are valid is
-    then checked for expectations no number of seeds can decide (`harness.design`).
+    then checked for expectations no number of seeds can decide (`harness.loading.design`).
 
     `include`: folders of further papers (each holding claims/ and specs/), such as those installed
     packages register (`installed_papers`)."""

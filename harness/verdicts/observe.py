@@ -1,7 +1,7 @@
 """Compute a claim's observation from run records: one value per seed per series.
 
 A metric that refuses a record for a missing evaluation raises `MissingValue`; it leaves here with
-the record's key, experiment, variant and seed named, for `harness.verify` to make the claim ERROR.
+the record's key, experiment, variant and seed named, for `harness.verdicts.verify` to make the claim ERROR.
 A metric whose definition tolerates missing evaluations (`Metric.tolerates`) gives a value, and the
 series notes every evaluation so treated (`Series.notes`), which the verdict's reason repeats.
 """
@@ -15,7 +15,7 @@ from typing import Any
 from harness.kinds.base import ExperimentKind, Metric
 from harness.kinds.evaluations import MissingValue, record_id
 from harness.schema import claim as schema
-from harness.stats import Correlation, correlation, pooled_correlation, summarize
+from harness.verdicts.stats import Correlation, correlation, pooled_correlation, summarize
 
 Records = Mapping[tuple[str, int], Mapping[str, Any]]
 

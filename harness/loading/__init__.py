@@ -1,0 +1,1 @@
+"""Loading and validating the claim and spec files, and the scale studies they declare."""

@@ -1,0 +1,1 @@
+"""Planning runs, fetching data, executing them and keeping their records (the store, keys, numerics)."""
