@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 
-from harness.kinds.base import ExtensionMetric, Metric
-from harness.kinds.evaluations import evaluations
+from fedclaims import ExtensionMetric, Metric, evaluations
 
 
 def loss_oscillation(result, args) -> float:

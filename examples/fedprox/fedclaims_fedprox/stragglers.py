@@ -12,9 +12,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from methods.federated.parts import Settings
-from methods.federated.rounds import RoundContext, RoundHook
-from methods.seeding import numpy_rng
+from fedclaims import RoundContext, RoundHook, Settings, numpy_rng
 
 
 class Stragglers(RoundHook):

@@ -15,13 +15,8 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from torch import nn
 
-from harness.kinds.base import ExperimentKind, KindExample, Learning
-from harness.kinds.federated import FEDERATED_TRAINING
-from harness.runners.context import RunContext
-from harness.runners.federated import Federation
-from methods.federated import ClientData, FederatedDataset, run_federation
-from methods.models.slicing import SliceableFamily, default_init_
-from methods.seeding import setup_seed
+from fedclaims import (FEDERATED_TRAINING, ClientData, ExperimentKind, FederatedDataset, Federation, KindExample,
+                       Learning, RunContext, SliceableFamily, default_init_, run_federation, setup_seed)
 
 
 class SyntheticData(BaseModel):
