@@ -28,7 +28,7 @@ from harness.loading.design import (
     short_of_seeds,
 )
 from harness.schema import claim as schema
-from harness.verdicts.observe import Observed, Series
+from harness.verdicts.series import Observed, Series
 from harness.verdicts.stats import Correlation
 from harness.verdicts.verify import INCONCLUSIVE, PASS, evaluate
 

@@ -18,7 +18,7 @@ from harness.verdicts.evidence import (
     holm_levels,
     margins,
 )
-from harness.verdicts.observe import Observed, Series
+from harness.verdicts.series import Observed, Series
 from harness.verdicts.verify import evaluate
 
 METRIC = s.MetricObservation(metric="m", of="a")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.schema import claim as s
-from harness.verdicts.observe import Observed, Series
+from harness.verdicts.series import Observed, Series
 from harness.verdicts.outcome import most_needed
 from harness.verdicts.stats import Power
 from harness.verdicts.verify import FAIL, PASS, SKIPPED, evaluate

@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("harness", "methods")
+PACKAGES = ("harness", "methods", "fedclaims")
 
 
 def _modules() -> dict[str, Path]:
@@ -119,6 +119,6 @@ def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import() -> Non
 def test_edges_include_imports_inside_functions_but_not_type_checking_blocks(tmp_path: Path) -> None:
     file = tmp_path / "module.py"
     file.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import harness.verdicts.verify\n"
-                    "def f():\n    from harness import store\n    import harness.running.planning\n")
+                    "def f():\n    from harness.running import store\n    import harness.running.planning\n")
     modules = _modules()
     assert _edges("harness.example", file, modules) == {"harness.running.store", "harness.running.planning"}

@@ -131,9 +131,9 @@ def test_the_store_migrate_command_prints_each_group(old_store, settings, capsys
     root = settings.root
     code = main(["--root", str(root), "store", "migrate", "--store", str(settings.store_dir), "--profile", "smoke",
                  "--claim", PATTERN, "--sample", "2"])
-    err = capsys.readouterr().err
+    printed = capsys.readouterr().out
     assert code == 0
-    assert f"{RULE} @ smoke: carried 1 of 4" in err and "tier-0.25/seed 0 (identical)" in err
-    assert "tier-0.5/seed 0 (identical)" in err
-    assert f"{EXAMPLE} @ smoke: carried 0 of 2" in err and "(differs)" in err
+    assert f"{RULE} @ smoke: carried 1 of 4" in printed and "tier-0.25/seed 0 (identical)" in printed
+    assert "tier-0.5/seed 0 (identical)" in printed
+    assert f"{EXAMPLE} @ smoke: carried 0 of 2" in printed and "(differs)" in printed
     assert main(["--root", str(root), "store", "migrate", "--store", str(settings.store_dir), "--sample", "0"]) == 2

@@ -187,10 +187,10 @@ kind: federated_training
 config:
   data: {name: cifar10, partition: {scheme: iid}, max_train_per_client: 8, test_samples: 20, calibration_samples: 16}
   model: {arch: conv, hidden: [4], in_channels: 3, num_classes: 10, image_size: 32}
-  federation: {num_clients: 4, clients_per_round: 2, rounds: 2, local_epochs: 1, t_warm: 1, t_adapt: 1}
+  federation: {num_clients: 4, clients_per_round: 2, rounds: 2, local_epochs: 1}
 variants:
-  hasfl: {config: {federation: {policy: hasfl}}}
-  random-budget: {config: {federation: {policy: random_budget, budget: {match: hasfl, metric: mean_capacity}}}}
+  hasfl: {config: {federation: {policy: {name: hasfl, t_warm: 1, t_adapt: 1}}}}
+  random-budget: {config: {federation: {policy: {name: random_budget, budget: {match: hasfl, metric: mean_capacity}}}}}
 profiles:
   smoke: {seeds: [0, 1]}
 """

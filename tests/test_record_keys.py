@@ -85,7 +85,7 @@ def test_editing_the_shakespeare_loader_rekeys_shakespeare_runs_only(project, ca
 def test_moving_a_module_keeps_every_key(project, catalog, settings) -> None:
     before = [_key(catalog, settings, run) for run in (CIFAR, SHAKESPEARE)]
     (project / "methods/federated/aggregation.py").rename(project / "methods/aggregation_rules.py")
-    importers = [file for file in (project / "methods").rglob("*.py")
+    importers = [file for package in provenance.PROJECT_PACKAGES for file in (project / package).rglob("*.py")
                  if "methods.federated.aggregation" in file.read_text()]
     assert len(importers) >= 5
     for file in importers:

@@ -20,7 +20,7 @@ from harness.sequential import boundary, recorded, results, rule, schedule
 from harness.sequential.driver import AT_LIMIT, BUDGET, DECIDED, NOT_EXTENDED, until_decided
 from harness.sequential.rule import Looks, planned_looks
 from harness.settings import Settings
-from harness.verdicts.observe import Observed, Series
+from harness.verdicts.series import Observed, Series
 from harness.verdicts.verify import FAIL, PASS, evaluate
 
 ALPHA = 0.05

@@ -49,8 +49,9 @@ def test_recording_norms_changes_no_trained_value(monkeypatch, policy: str, extr
                                                   execution: str) -> None:
     family, data = tiny_conv(), tiny_data(6)
     caps = np.array([0.25, 0.5, 0.75, 1.0, 0.5, 0.25])
+    schedule = dict(t_warm=1, t_adapt=1, t_norm=2) if policy == "hasfl" else {}
     cfg = tiny_cfg(num_clients=6, clients_per_round=3, rounds=4, policy=policy, extraction=extraction,
-                   client_execution=execution, t_warm=1, t_adapt=1, t_norm=2)
+                   client_execution=execution, **schedule)
     recorded = run_federation(family, data, cfg, caps, seed=7)
     monkeypatch.setattr(loop, "update_statistics", lambda updates: ([], []))
     unrecorded = run_federation(family, data, cfg, caps, seed=7)

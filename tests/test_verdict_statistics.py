@@ -12,7 +12,7 @@ from statsmodels.stats.power import TTestPower
 
 from harness.schema import claim as s
 from harness.verdicts import stats
-from harness.verdicts.observe import Observed, Series
+from harness.verdicts.series import Observed, Series
 from harness.verdicts.verify import (
     ERROR,
     FAIL,

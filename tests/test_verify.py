@@ -10,7 +10,7 @@ from statsmodels.stats.power import TTestPower
 
 from harness.schema import claim as s
 from harness.verdicts import stats
-from harness.verdicts.observe import Observed, Series
+from harness.verdicts.series import Observed, Series
 from harness.verdicts.verify import FAIL, INCONCLUSIVE, PASS, evaluate
 
 METRIC = s.MetricObservation(metric="m", of="a")

@@ -53,10 +53,10 @@ from typing import TYPE_CHECKING, Any
 from scipy import stats as scipy_stats
 
 from harness.errors import Problem
-from harness.schema import claim as schema
 from harness.verdicts.stats import PRACTICAL_UNITS, Correlation, fisher_z, pooled_correlation, sign_test_seeds
 
 if TYPE_CHECKING:
+    from harness.schema import claim as schema
     from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec
 
 DEFAULT_TAU = 0.1
@@ -247,7 +247,7 @@ def _configs(target: "LoadedSpec", variants: list[str], profile: str) -> list[di
 
 def _fixed_by_config(target: "LoadedSpec", obs, configs: list[dict]) -> bool:
     """Every value the claim reads is fixed by its run's config (one seed decides)."""
-    if isinstance(obs, (schema.CorrelationObservation, schema.SpreadObservation)):
+    if obs.key in ("correlation", "spread"):
         return False
     metric = target.kind.metrics.get(obs.metric)
     return metric is not None and all(metric.is_deterministic(config) for config in configs)
@@ -392,11 +392,11 @@ def design_of(catalog: "Catalog", claim_id: str, profile: str,
     if expectation.every_seed and _structural(target, obs):
         return made((True, True, 1, 1, "fixed by the protocol's structure or exact algebra: each seed is read "
                                        "directly", ""))
-    if isinstance(obs, schema.CorrelationObservation):
+    if obs.key == "correlation":
         counts = [clients_per_run(config) for config in configs]
         clients = min(counts) if all(c is not None for c in counts) else None
         return made(_correlation_design(obs, expectation, clients, numbers))
-    if isinstance(obs, schema.SpreadObservation):
+    if obs.key == "spread":
         return made(_spread_design(expectation))
     return made(expectation.design(numbers))
 

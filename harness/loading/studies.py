@@ -19,10 +19,10 @@ from pydantic import ValidationError
 from harness.errors import Problem, did_you_mean, format_field
 from harness.loading.configs import deep_merge, nested, path_problem, resolved_config, sets_path
 from harness.loading.yamlsource import Document
-from harness.schema.claim import Claim
 from harness.schema.spec import ExperimentSpec, Profile, Study
 
 if TYPE_CHECKING:
+    from harness.schema.claim import Claim
     from harness.loading.catalog import LoadedClaim, LoadedSpec
 
 PAPER_PROFILE = "paper"

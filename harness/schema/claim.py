@@ -7,15 +7,14 @@ reads, which observations it fits and which tests (`harness.verdicts`) decide it
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, model_validator
 from pydantic_core import PydanticCustomError
 
 from harness.errors import did_you_mean
+from harness.schema.bands import Admitted
 from harness.schema.base import Identifier, StrictModel
 
 if TYPE_CHECKING:
@@ -38,6 +37,9 @@ def _distinct(names: list[str], what: str) -> None:
 class MetricObservation(StrictModel):
     """A metric of one or more variants, one value per seed."""
 
+    key: ClassVar[str] = "metric"
+    """The key that names this kind of observation in a claim file."""
+
     metric: str
     of: Identifier | list[Identifier]
     args: dict[str, Any] = Field(default_factory=dict)
@@ -54,6 +56,9 @@ class MetricObservation(StrictModel):
 
 class DifferenceObservation(StrictModel):
     """Paired per-seed difference of a metric: first variant minus second."""
+
+    key: ClassVar[str] = "difference"
+    """The key that names this kind of observation in a claim file."""
 
     difference: str
     of: tuple[Identifier, Identifier]
@@ -81,6 +86,9 @@ class CorrelationObservation(StrictModel):
     With `given`, the partial correlation controlling linearly for that quantity.
     """
 
+    key: ClassVar[str] = "correlation"
+    """The key that names this kind of observation in a claim file."""
+
     correlation: tuple[str, str]
     given: str | None = None
     of: Identifier | list[Identifier]
@@ -99,6 +107,9 @@ class CorrelationObservation(StrictModel):
 
 class CompareObservation(StrictModel):
     """A metric of several variants side by side (for an ordering)."""
+
+    key: ClassVar[str] = "compare"
+    """The key that names this kind of observation in a claim file."""
 
     compare: str
     of: list[Identifier] = Field(min_length=2)
@@ -120,6 +131,9 @@ class CompareObservation(StrictModel):
 
 class SpreadObservation(StrictModel):
     """The ratio of two variants' seed-to-seed standard deviations of a metric (first over second)."""
+
+    key: ClassVar[str] = "spread"
+    """The key that names this kind of observation in a claim file."""
 
     spread: str
     of: tuple[Identifier, Identifier]
@@ -170,52 +184,6 @@ Observation = Annotated[
 
 def _fmt(value: float) -> str:
     return f"{value:.4g}"
-
-
-@dataclass(frozen=True)
-class Admitted:
-    """The values of the observed quantity an expectation admits.
-
-    A range admits [low, high], both ends included. A bound admits a half-line: `side` is the
-    alternative of its one-sided test ("less": below the bound, "greater": above it), the bound
-    itself excluded; a negated bound ('not significantly beyond') admits the bound and the other
-    side. `low` and `high` are the ends of what it admits (one of them infinite for a bound).
-    """
-
-    low: float
-    high: float
-    side: Literal["less", "greater"] | None = None
-    negated: bool = False
-
-    @classmethod
-    def beyond(cls, bound: float, side: Literal["less", "greater"], negated: bool) -> Admitted:
-        at_most = (side == "less") != negated  # 'not below' admits the upper side
-        return cls(-math.inf, bound, side, negated) if at_most else cls(bound, math.inf, side, negated)
-
-    @property
-    def one_sided(self) -> bool:
-        return self.side is not None
-
-    @property
-    def bound(self) -> float:
-        """A bound's value (the finite end of its half-line)."""
-        return self.high if math.isinf(self.low) else self.low
-
-    @property
-    def exact(self) -> bool:
-        """One exact value: a range of width 0."""
-        return self.side is None and self.low == self.high
-
-    def holds(self, value: float) -> bool:
-        """Whether one value, read on its own, meets it."""
-        if self.side is None:
-            return self.low <= value <= self.high
-        beyond = value < self.bound if self.side == "less" else value > self.bound
-        return not beyond if self.negated else beyond
-
-    def covers(self, low: float, high: float) -> bool:
-        """Whether it admits every value in [low, high] (so nothing there can contradict it)."""
-        return self.low <= low and high <= self.high
 
 
 class ExpectationBase(StrictModel):

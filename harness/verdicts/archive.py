@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec
 from harness.schema import claim as schema
-from harness.verdicts.observe import Observed, Series
+from harness.verdicts.series import Observed, Series
 from harness.verdicts.stats import Correlation
 from harness.verdicts.verify import Verdict, _record_decision, evaluate, verdict_head
 

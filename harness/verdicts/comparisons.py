@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from scipy import stats as scipy_stats
 
-from harness.schema.claim import Admitted
+from harness.schema.bands import Admitted
 from harness.verdicts.evidence import Evidence
 from harness.verdicts.outcome import fmt
 from harness.verdicts.stats import fisher_z

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from harness.verdicts.comparisons import bound_evidence
 from harness.verdicts.evidence import combine, holm_rejection_levels
-from harness.verdicts.observe import Series
+from harness.verdicts.series import Series
 from harness.verdicts.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt, level_text, most_needed
 from harness.verdicts.stats import Correlation, Power, fisher_power, fisher_z, inclusion_power, sensitivity
 

@@ -9,7 +9,7 @@ from scipy import stats as scipy_stats
 
 from harness.verdicts.comparisons import bound_evidence
 from harness.verdicts.evidence import Evidence, combine, decided
-from harness.verdicts.observe import Series
+from harness.verdicts.series import Series
 from harness.verdicts.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt
 from harness.verdicts.stats import Power, equivalence, inclusion_power, sd_bounds, sensitivity, summarize, t_power
 

@@ -7,11 +7,11 @@ import math
 
 from scipy import stats as scipy_stats
 
-from harness.schema.claim import Admitted
+from harness.schema.bands import Admitted
 from harness.verdicts.comparisons import bound_evidence, oriented, sign_evidence
 from harness.verdicts.correlations import correlation_test
 from harness.verdicts.evidence import Evidence, combine, decided
-from harness.verdicts.observe import Series
+from harness.verdicts.series import Series
 from harness.verdicts.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SEVERITY, Decision, fmt, level_text, most_needed
 from harness.verdicts.stats import (
     Power,

@@ -54,7 +54,8 @@ from harness.running.planning import variants_needed
 from harness.schema import claim as schema
 from harness.verdicts.evidence import margin_text, margins
 from harness.verdicts.families import apply_families, power_at_levels
-from harness.verdicts.observe import Observed, observe
+from harness.verdicts.observe import observe
+from harness.verdicts.series import Observed
 from harness.verdicts.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SKIPPED, STATUSES, Decision, fmt
 from harness.verdicts.values import not_a_number
 
