@@ -19,16 +19,17 @@ from harness.datasets.errors import DatasetUnavailable  # noqa: E402
 from harness.kinds import kind, registered_kinds  # noqa: E402
 from harness.kinds.base import ExperimentKind, NotApplicable  # noqa: E402
 from harness.runners.context import RunContext  # noqa: E402
-from harness.settings import scoped_code  # noqa: E402
+from harness.settings import default_cache_dir, scoped_code  # noqa: E402
 from methods.plain import json_safe  # noqa: E402
 
 
-def example_record(experiment_kind: ExperimentKind, cache: Path) -> dict:
-    """The result of the kind's example run, as the results store keeps it (plain JSON)."""
+def example_record(experiment_kind: ExperimentKind) -> dict:
+    """The result of the kind's example run, as the results store keeps it (plain JSON); the data it
+    reads come from the session's cache of decoded data, as every run's do."""
     assert experiment_kind.example is not None, f"kind {experiment_kind.name!r} declares no example"
     config = experiment_kind.config_model.model_validate(dict(experiment_kind.example.config))
     data = os.environ.get("FEDCLAIMS_DATA")
-    context = RunContext(Path(data) if data else None, cache, download=False)
+    context = RunContext(Path(data) if data else None, default_cache_dir() / "data", download=False)
     try:
         result = experiment_kind.module.run(config, 0, context)
     except DatasetUnavailable as missing:
@@ -68,9 +69,9 @@ def read_everything(experiment_kind: ExperimentKind, record: dict) -> dict[str, 
 
 
 @pytest.mark.parametrize("name", sorted(registered_kinds()))
-def test_every_registered_kind_validates_runs_and_reads_its_example(name: str, tmp_path: Path) -> None:
+def test_every_registered_kind_validates_runs_and_reads_its_example(name: str) -> None:
     experiment_kind = kind(name)
-    values = read_everything(experiment_kind, example_record(experiment_kind, tmp_path))
+    values = read_everything(experiment_kind, example_record(experiment_kind))
     numbers = [v for v in values.values() if isinstance(v, float)]
     assert numbers and any(math.isfinite(v) for v in numbers), f"no metric of {name} reads its example"
 
@@ -139,7 +140,7 @@ def test_a_new_kind_in_one_file_is_validated_run_and_reported(tmp_path: Path, mo
         (root / folder / name).write_text(text)
     with scoped_code(root):
         coins = kind("kinds/coins.py:COINS")
-        values = read_everything(coins, example_record(coins, tmp_path / "cache"))
+        values = read_everything(coins, example_record(coins))
     assert 0.3 < values["heads_share"] < 0.7
     monkeypatch.setenv("FEDCLAIMS_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("FEDCLAIMS_WORKERS", "1")
