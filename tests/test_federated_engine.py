@@ -21,6 +21,7 @@ from methods.federated.loop import sample_clients
 from methods.federated.objectives import FedProxObjective, ScaffoldObjective
 from methods.federated.parts import Choice
 from methods.federated.policies import RandomBudgetPolicy
+from methods.federated.rounds import RoundContext, RoundHook
 from methods.models.conv import ConvFamily
 from methods.models.lstm import CharLSTMFamily
 from methods.models.slicing import SliceableFamily, coverage_masks, default_init_
@@ -391,3 +392,39 @@ def test_fedprox_with_zero_mu_is_plain_sgd() -> None:
     for name in sgd.final_params:
         assert torch.equal(sgd.final_params[name], prox0.final_params[name])
     assert not torch.equal(sgd.final_params["weight"], prox.final_params["weight"])
+
+
+# ---------------------------------------------------------------- round hooks
+
+class _FirstDroppedSecondPartial(RoundHook):
+    """Each round: the first sampled client drops out, the second runs one epoch, the others all E."""
+
+    def __init__(self, context: RoundContext) -> None:
+        self.epochs = context.local_epochs
+
+    def local_epochs(self, round_index, sampled):
+        return {i: (0, 1)[k] if k < 2 else self.epochs for k, i in enumerate(sampled)}
+
+
+class _EveryoneFull(RoundHook):
+    def __init__(self, context: RoundContext) -> None:
+        self.epochs = context.local_epochs
+
+    def local_epochs(self, round_index, sampled):
+        return dict.fromkeys(sampled, self.epochs)
+
+
+def test_a_round_hook_drops_clients_and_sets_partial_work() -> None:
+    family, data, caps = tiny_conv(), tiny_data(4), np.ones(4)
+    cfg = tiny_cfg(policy="full", local_epochs=3)
+    hooked = run_federation(family, data, dataclasses.replace(cfg, round_hook=Choice.of(_FirstDroppedSecondPartial)),
+                            caps, seed=5)
+    for record in hooked.history:
+        assert record.clients == record.sampled[1:] and record.local_epochs == [1, 3, 3]
+        assert len(record.update_norms) == 3
+    plain = run_federation(family, data, cfg, caps, seed=5)
+    full = run_federation(family, data, dataclasses.replace(cfg, round_hook=Choice.of(_EveryoneFull)), caps, seed=5)
+    for name, value in plain.final_params.items():
+        assert torch.equal(full.final_params[name], value)  # full work for everyone is no hook at all
+        assert not torch.equal(hooked.final_params[name], value)
+    assert "sampled" not in plain.to_dict()["history"][0] and full.to_dict()["history"][0]["local_epochs"] == [3] * 4
