@@ -62,8 +62,9 @@ def _check(project: Path) -> subprocess.CompletedProcess:
 
 
 def _said(done: subprocess.CompletedProcess) -> str:
-    """What the check printed, on one line; a skip where CIFAR-10 is not available here."""
-    said = " ".join(done.stderr.split())
+    """What the check printed (its results on stdout, its progress on stderr), on one line; a skip
+    where CIFAR-10 is not available here."""
+    said = " ".join((done.stdout + "\n" + done.stderr).split())
     if "observed on neither side" in said:
         pytest.skip("CIFAR-10 is not available here (FEDCLAIMS_DATA)")
     return said

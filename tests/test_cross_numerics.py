@@ -43,8 +43,10 @@ MUTATIONS = {
                                    "fedrolex.coverage.rolling-exact-m-times-i"),
     "HAS-FL's learning rate doubled": (
         "specs/hasfl-cifar10.yaml",
-        'hasfl: {label: "HAS-FL", config: {federation: {policy: hasfl, coverage_guarantee: true}}}',
-        'hasfl: {label: "HAS-FL", config: {federation: {policy: hasfl, coverage_guarantee: true, lr: 0.02}}}',
+        "        policy: {name: hasfl, p_min: 0.4, gamma: 0.25, beta: 0.9, t_norm: 20, t_warm: 10, t_adapt: 5, "
+        "coverage_guarantee: true}\n",
+        "        policy: {name: hasfl, p_min: 0.4, gamma: 0.25, beta: 0.9, t_norm: 20, t_warm: 10, t_adapt: 5, "
+        "coverage_guarantee: true}\n        lr: 0.02\n",
         "hasfl.table4.cifar10.estimate-tracks-capacity"),
 }
 
@@ -83,10 +85,15 @@ def _check(env: dict[str, str], root: Path, selection: str) -> subprocess.Comple
                           timeout=1800)
 
 
+def _said(done: subprocess.CompletedProcess) -> str:
+    """What the check printed (its results on stdout, its progress on stderr), on one line."""
+    return " ".join((done.stdout + "\n" + done.stderr).split())
+
+
 def test_the_committed_baseline_holds_under_other_numerics(other_machine) -> None:
     done = _check(other_machine, ROOT, SELECTION)
-    assert done.returncode == 0, done.stderr[-6000:]
-    said = " ".join(done.stderr.split())
+    said = _said(done)
+    assert done.returncode == 0, said[-6000:]
     assert "0 claims under the baseline's numerics" in said and "under other numerics" in said
 
 
@@ -103,5 +110,6 @@ def test_a_changed_method_still_fails_under_other_numerics(other_machine, tmp_pa
     assert source.count(before) == 1, f"{path} no longer holds the line this mutation edits"
     (project / path).write_text(source.replace(before, after), encoding="utf-8")
     done = _check(other_machine, project, f"^{claim.replace('.', chr(92) + '.')}$")
-    assert done.returncode == 1, done.stderr[-4000:]
-    assert f"regression {claim}" in " ".join(done.stderr.split())
+    said = _said(done)
+    assert done.returncode == 1, said[-4000:]
+    assert f"regression {claim}" in said
