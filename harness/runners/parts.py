@@ -10,6 +10,7 @@ A setting may be a `{match: <variant>, metric: <metric>}` reference, resolved by
 """
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ValidationError, create_model
@@ -18,7 +19,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from harness.errors import unknown
 from harness.extensions import ExtensionPoint, UnknownExtension
 from methods.federated.objectives import LocalObjective
-from methods.federated.parts import Choice, Part
+from methods.federated.parts import Choice, Part, Settings
 from methods.federated.policies import AllocationPolicy
 from methods.federated.rounds import RoundHook
 
@@ -93,10 +94,18 @@ def _validated(point: ExtensionPoint, value: Any) -> dict[str, Any]:
                  for problem in _reference_problems(key, setting)]
     if problems:
         raise ValidationError.from_exception_data(part.Settings.__name__, problems)
-    referenced = {key for key, setting in given.items() if is_reference(setting)}
-    model = part.Settings if not referenced else create_model(
-        part.Settings.__name__, __base__=part.Settings, **{key: (dict[str, str], ...) for key in referenced})
-    return {"name": name, **model.model_validate(given).model_dump(mode="json")}
+    referenced = frozenset(key for key, setting in given.items() if is_reference(setting))
+    return {"name": name, **_settings_model(part, referenced).model_validate(given).model_dump(mode="json")}
+
+
+@functools.cache
+def _settings_model(part: type[Part], referenced: frozenset[str]) -> type[Settings]:
+    """The part's settings, with the settings given as references taken as they are (planning
+    resolves them to numbers before the run is keyed, and validates them then)."""
+    if not referenced:
+        return part.Settings
+    return create_model(part.Settings.__name__, __base__=part.Settings,
+                        **{key: (dict[str, str], ...) for key in sorted(referenced)})
 
 
 def part_field(point: ExtensionPoint) -> Any:
