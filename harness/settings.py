@@ -60,7 +60,7 @@ class Settings:
         return self.root / "specs"
 
     @classmethod
-    def from_env(cls, root: Path, **overrides) -> "Settings":
+    def from_env(cls, root: Path, **overrides) -> Settings:
         cache = default_cache_dir()
         data = os.environ.get("FEDCLAIMS_DATA")
         values = dict(

@@ -9,15 +9,15 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from rich.console import Console
+from rich.table import Table
 
-from harness.audit.analysis import StatisticValidation  # noqa: E402
-from harness.audit.audit import Audit, FederationAudit  # noqa: E402
-from harness.kinds import kind as experiment_kind  # noqa: E402
-from harness.running.store import json_safe  # noqa: E402
+from harness.audit.analysis import StatisticValidation
+from harness.audit.audit import Audit, FederationAudit
+from harness.kinds import kind as experiment_kind
+from harness.running.store import json_safe
 
 
 def _cell(text: Any) -> str:

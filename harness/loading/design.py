@@ -241,11 +241,11 @@ def clients_per_run(config: Any) -> int | None:
     return None
 
 
-def _configs(target: "LoadedSpec", variants: list[str], profile: str) -> list[dict]:
+def _configs(target: LoadedSpec, variants: list[str], profile: str) -> list[dict]:
     return [target.resolve(variant, profile).model_dump(mode="json") for variant in variants]
 
 
-def _fixed_by_config(target: "LoadedSpec", obs, configs: list[dict]) -> bool:
+def _fixed_by_config(target: LoadedSpec, obs, configs: list[dict]) -> bool:
     """Every value the claim reads is fixed by its run's config (one seed decides)."""
     if isinstance(obs, (schema.CorrelationObservation, schema.SpreadObservation)):
         return False
@@ -253,7 +253,7 @@ def _fixed_by_config(target: "LoadedSpec", obs, configs: list[dict]) -> bool:
     return metric is not None and all(metric.is_deterministic(config) for config in configs)
 
 
-def _structural(target: "LoadedSpec", obs) -> bool:
+def _structural(target: LoadedSpec, obs) -> bool:
     metric = target.kind.metrics.get(getattr(obs, "metric", ""))
     return metric is not None and metric.structural
 
@@ -370,7 +370,7 @@ def _spread_design(expectation) -> Reading:
                                   f"from {seeds} seeds of each"), ""
 
 
-def design_of(catalog: "Catalog", claim_id: str, profile: str,
+def design_of(catalog: Catalog, claim_id: str, profile: str,
               spreads: SpreadSource = no_stored_spreads) -> Design | None:
     """The design of one claim at one profile (None where it states no expectation or skips)."""
     loaded = catalog.claim(claim_id)
@@ -414,14 +414,14 @@ def within_spread_design(expectation) -> Reading:
     return True, True, 2, 2, "equivalence within a seed spread needs 2 seeds (more as the spreads demand)", ""
 
 
-def _declared_profiles(catalog: "Catalog", loaded: "LoadedClaim") -> list[str]:
+def _declared_profiles(catalog: Catalog, loaded: LoadedClaim) -> list[str]:
     """The profiles a claim states expectations at in its file (a study's points inherit their base's)."""
     from harness.loading.studies import generated_profiles
     points = generated_profiles(catalog.studies.values())
     return [profile for profile in loaded.claim.expect if profile not in points]
 
 
-def designs(catalog: "Catalog", spreads: SpreadSource = no_stored_spreads) -> list[Design]:
+def designs(catalog: Catalog, spreads: SpreadSource = no_stored_spreads) -> list[Design]:
     """The design of every claim at every profile it states an expectation at."""
     found = []
     for loaded in catalog.claims:
@@ -432,7 +432,7 @@ def designs(catalog: "Catalog", spreads: SpreadSource = no_stored_spreads) -> li
     return found
 
 
-def design_problems(catalog: "Catalog") -> list[Problem]:
+def design_problems(catalog: Catalog) -> list[Problem]:
     """Each expectation whose PASS or FAIL no number of seeds can reach, at its file, line and field.
 
     Reachability does not depend on a planning spread, so no stored numbers are read."""

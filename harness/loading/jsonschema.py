@@ -18,7 +18,7 @@ def spec_schema() -> dict:
     for name, kind in registered_kinds().items():
         members.append(create_model(f"Spec_{name}", __base__=ExperimentSpec,
                                     kind=(Literal[name], ...), config=(kind.config_model, ...)))
-    union = Annotated[Union[tuple(members)], Field(discriminator="kind")]
+    union = Annotated[Union[tuple(members)], Field(discriminator="kind")]  # noqa: UP007 - members known at runtime only
     schema = TypeAdapter(union).json_schema()
     schema["title"] = "fedclaims experiment spec"
     return schema

@@ -15,16 +15,16 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from harness.loading.catalog import Catalog, LoadedClaim  # noqa: E402
-from harness.loading.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, observed_variants  # noqa: E402
-from harness.report.cells import cell, relative  # noqa: E402
-from harness.running.store import json_safe, wall_seconds  # noqa: E402
-from harness.schema import claim as schema  # noqa: E402
-from harness.verdicts.observe import observe  # noqa: E402
-from harness.verdicts.trend import EXTRAPOLATED, MEASURED, Band, Estimate, Trend, fit_trend, heading, reading  # noqa: E402
+from harness.loading.catalog import Catalog, LoadedClaim
+from harness.loading.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, observed_variants
+from harness.report.cells import cell, relative
+from harness.running.store import json_safe, wall_seconds
+from harness.schema import claim as schema
+from harness.verdicts.observe import observe
+from harness.verdicts.trend import EXTRAPOLATED, MEASURED, Band, Estimate, Trend, fit_trend, heading, reading
 
 Lookup = Callable[[str, str, int, str], tuple[str, "dict | None"]]
 """(experiment, variant, seed, profile) -> (store key, record or None): `Outcome.lookup`."""

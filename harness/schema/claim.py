@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 from pydantic_core import PydanticCustomError
@@ -153,13 +153,11 @@ def _first_key(keys: tuple[str, ...]):
 
 
 Observation = Annotated[
-    Union[
-        Annotated[MetricObservation, Tag("metric")],
-        Annotated[DifferenceObservation, Tag("difference")],
-        Annotated[CorrelationObservation, Tag("correlation")],
-        Annotated[CompareObservation, Tag("compare")],
-        Annotated[SpreadObservation, Tag("spread")],
-    ],
+    Annotated[MetricObservation, Tag("metric")]
+    | Annotated[DifferenceObservation, Tag("difference")]
+    | Annotated[CorrelationObservation, Tag("correlation")]
+    | Annotated[CompareObservation, Tag("compare")]
+    | Annotated[SpreadObservation, Tag("spread")],
     Discriminator(_first_key(OBSERVATION_KEYS), custom_error_type="observation_kind",
                   custom_error_message="an observation needs exactly one of the keys "
                                        + ", ".join(OBSERVATION_KEYS)),
@@ -677,19 +675,17 @@ EXPECTATION_KEYS = ("between", "approx", "equals", "below", "above", "not_above"
                     "equivalent_within", "within_spread_of", "skip")
 
 Expectation = Annotated[
-    Union[
-        Annotated[Between, Tag("between")],
-        Annotated[Approx, Tag("approx")],
-        Annotated[Equals, Tag("equals")],
-        Annotated[Below, Tag("below")],
-        Annotated[Above, Tag("above")],
-        Annotated[NotAbove, Tag("not_above")],
-        Annotated[NotBelow, Tag("not_below")],
-        Annotated[Order, Tag("order")],
-        Annotated[Equivalent, Tag("equivalent_within")],
-        Annotated[WithinSpread, Tag("within_spread_of")],
-        Annotated[Skip, Tag("skip")],
-    ],
+    Annotated[Between, Tag("between")]
+    | Annotated[Approx, Tag("approx")]
+    | Annotated[Equals, Tag("equals")]
+    | Annotated[Below, Tag("below")]
+    | Annotated[Above, Tag("above")]
+    | Annotated[NotAbove, Tag("not_above")]
+    | Annotated[NotBelow, Tag("not_below")]
+    | Annotated[Order, Tag("order")]
+    | Annotated[Equivalent, Tag("equivalent_within")]
+    | Annotated[WithinSpread, Tag("within_spread_of")]
+    | Annotated[Skip, Tag("skip")],
     Discriminator(_first_key(EXPECTATION_KEYS), custom_error_type="expectation_kind",
                   custom_error_message="an expectation needs exactly one of the keys "
                                        + ", ".join(EXPECTATION_KEYS)),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy import stats
@@ -63,7 +63,7 @@ class Band:
         return f"[{self.low:.4g}, {self.high:.4g}]"
 
 
-@lru_cache(maxsize=None)
+@cache
 def t_quantile(confidence: float, df: int) -> float:
     """The two-sided `confidence` quantile of Student's t on `df` degrees of freedom."""
     return float(stats.t.ppf(0.5 + confidence / 2, df))

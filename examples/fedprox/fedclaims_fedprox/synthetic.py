@@ -15,8 +15,20 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from torch import nn
 
-from fedclaims import (FEDERATED_TRAINING, ClientData, ExperimentKind, FederatedDataset, Federation, KindExample,
-                       Learning, RunContext, SliceableFamily, default_init_, run_federation, setup_seed)
+from fedclaims import (
+    FEDERATED_TRAINING,
+    ClientData,
+    ExperimentKind,
+    FederatedDataset,
+    Federation,
+    KindExample,
+    Learning,
+    RunContext,
+    SliceableFamily,
+    default_init_,
+    run_federation,
+    setup_seed,
+)
 
 
 class SyntheticData(BaseModel):
