@@ -58,8 +58,8 @@ def test_federated_equals_centralised(context, partition, clients):
     assert record["feature_dim"] == DIM and record["train_size"] == 300 and record["test_size"] == 100
     assert record["total_bytes"] == record["total_upload_bytes"] + record["total_download_bytes"]
     assert "weights" not in record and len(str(record)) < 5000
-    kind = kind("fedhenet")
-    assert kind.metrics["accuracy_gap_to_centralised"].compute(record, None) == 0.0
+    fedhenet = kind("fedhenet")
+    assert fedhenet.metrics["accuracy_gap_to_centralised"].compute(record, None) == 0.0
 
 
 def test_encrypted_matches_plaintext(context):

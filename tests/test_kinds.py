@@ -46,7 +46,7 @@ def read_everything(experiment_kind: ExperimentKind, record: dict) -> dict[str, 
         except NotApplicable:
             continue
         assert all(isinstance(v, float) for v in values), f"client quantity {name} is not a list of floats"
-    for name, plot in experiment_kind.plots.items():
+    for plot in experiment_kind.plots.values():
         figure, axes = plt.subplots()
         try:
             plot.draw(axes, {"example": [record]}, {"example": "example"})

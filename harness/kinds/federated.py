@@ -170,7 +170,7 @@ def _draw_accuracy(ax, results_by_variant, labels):
 
 
 def _draw_h_tilde(ax, results_by_variant, labels):
-    for variant, results in results_by_variant.items():
+    for results in results_by_variant.values():
         caps = np.concatenate([r["caps"] for r in results])
         h = np.concatenate([_h_tilde(r) for r in results])
         tv = np.concatenate([r["tv_distance"] for r in results])

@@ -166,7 +166,7 @@ class _StudyCheck:
                 if claim_id in self.declared_claims:
                     self.report(where, f"claim {claim_id!r} has errors of its own (see its claim file)")
                 else:
-                    ours = [c for c, l in self.claims.items() if l.claim.experiment == experiment]
+                    ours = [c for c, other in self.claims.items() if other.claim.experiment == experiment]
                     self.report(where, f"unknown claim {claim_id!r}{did_you_mean(claim_id, ours)}")
                 continue
             if loaded.claim.experiment != experiment:

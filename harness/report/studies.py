@@ -388,8 +388,8 @@ def _costs(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], claim
     seeds = catalog.specs[study.experiment].spec.profiles[points[0].profile].seeds if points else []
     walls = {}
     for claim in claims:
-        for reading in claim.points:
-            walls.setdefault(reading.value, {}).update(reading.walls)
+        for point in claim.points:
+            walls.setdefault(point.value, {}).update(point.walls)
     planned = len(seeds) * len(variants)
     return point_costs([p.value for p in points], {v: list(w.values()) for v, w in walls.items()}, planned)
 

@@ -195,7 +195,7 @@ def _text_federation(config: Config, seed: int, context: RunContext):
         test_x, test_y = test_x[pick], test_y[pick]
     test = ClientData(torch.from_numpy(test_x.astype(np.int64)), torch.from_numpy(test_y.astype(np.int64)))
     all_labels = np.concatenate(labels)
-    offsets = np.cumsum([0] + [len(l) for l in labels])
+    offsets = np.cumsum([0] + [len(client_labels) for client_labels in labels])
     parts = [np.arange(offsets[i], offsets[i + 1]) for i in range(len(labels))]
     tv = client_tv_distances(parts, all_labels, len(data.vocab))
     return FederatedDataset(clients, test, None, len(data.vocab)), tv, data.fingerprint

@@ -132,7 +132,7 @@ def referenced_variants(catalog: Catalog, experiment: str, variant: str, profile
     while todo:
         config = catalog.specs[experiment].resolve(todo.pop(), profile).model_dump(mode="json", exclude_none=False)
         referenced: set[str] = set()
-        _resolve_references(config, lambda other, metric: referenced.add(other))
+        _resolve_references(config, lambda other, metric: referenced.add(other))  # noqa: B023 - called at once
         todo += sorted(referenced - found)
         found |= referenced
     return found
