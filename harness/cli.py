@@ -48,7 +48,8 @@ def _execution(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", help="torch device for training, e.g. cuda (default cpu)")
     parser.add_argument("--workers", type=int, help="parallel worker processes (default: one per CPU core, "
                                                     "one on a GPU)")
-    parser.add_argument("--threads", type=int, help="torch threads inside each run (default 1; part of every record's key)")
+    parser.add_argument("--threads", type=int,
+                        help="torch threads inside each run (default 1; part of every record's key)")
     parser.add_argument("--executor", choices=("local", "processes", "ray"),
                         help="how runs execute (default: ray with an address, else processes with --workers > 1, "
                              "else local)")
@@ -169,7 +170,8 @@ def _study_options(parser: argparse.ArgumentParser, required: bool) -> None:
     if required:
         parser.add_argument("study", help="a study declared in a spec's `studies`")
     else:
-        parser.add_argument("--study", help="the runs of this scale study's claims at its points (instead of --profile)")
+        parser.add_argument("--study",
+                            help="the runs of this scale study's claims at its points (instead of --profile)")
     parser.add_argument("--point", action="append", default=[], help="only this point of the study's axis (repeatable)")
 
 
@@ -461,9 +463,9 @@ def build_parser() -> argparse.ArgumentParser:
     base.add_argument("action", choices=("check", "update", "drift", "redecide"),
                       help="redecide: decide the baseline's recorded observations again under the current rules and "
                            "expectations, numbers unchanged (after a change of the verification rules, not of "
-                           "methods); drift: measure how far each observed quantity moves across numerics, from the baseline "
-                           "and the recordings in baselines/numerics/<profile>-*.json (and --recording files), "
-                           "and store it in the baseline")
+                           "methods); drift: measure how far each observed quantity moves across numerics, from the "
+                           "baseline and the recordings in baselines/numerics/<profile>-*.json (and --recording "
+                           "files), and store it in the baseline")
     base.add_argument("--recording", action="append", default=[],
                       help="a further recording (a baseline file or a REPORT.json) of the same code under other "
                            "numerics (repeatable; with drift)")

@@ -145,7 +145,8 @@ def _analyse(federation: FederationAudit, records: dict[str, dict[int, dict]], m
     ]
     federation.coverage = analysis.coverage(audited)
     for variant, results in federation.results.items():
-        means = [sum(r["mean_width"] for r in result["history"]) / len(result["history"]) for result in results.values()]
+        means = [sum(r["mean_width"] for r in result["history"]) / len(result["history"])
+                 for result in results.values()]
         federation.capacity[variant] = f"{sum(means) / len(means):.3f}"
 
 
@@ -200,6 +201,7 @@ def _audit(settings: Settings, policy: str, label: str, profile: str, federation
         if lacking:
             federation.unavailable = "; ".join(data.problems[d].splitlines()[0] for d in lacking)
         else:
-            _analyse(federation, _run(catalog, experiment, profile, settings, store, data.fingerprints, console), margin)
+            _analyse(federation, _run(catalog, experiment, profile, settings, store, data.fingerprints, console),
+                     margin)
         audit.federations.append(federation)
     return audit

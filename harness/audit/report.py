@@ -84,7 +84,8 @@ def write_audit(audit: Audit, out_dir: Path) -> tuple[Path, Path]:
             lines += [f"**`{validation.statistic}`: {validation.reading}.**", "",
                       "| association | pooled r [95% interval] |", "|---|---|",
                       f"| with capacity, r(stat, p_max) | {validation.with_capacity.text()} |",
-                      f"| with data given capacity, r(stat, TV \\| p_max) | {validation.with_data_given_capacity.text()} |",
+                      f"| with data given capacity, r(stat, TV \\| p_max) | "
+                      f"{validation.with_data_given_capacity.text()} |",
                       f"| with data, r(stat, TV) | {validation.with_data.text()} |"]
             lines += [f"| {_cell(a.label)} | {a.text()} |" for a in validation.within_tiers.values()]
             lines += ["", f"![{validation.statistic} against capacity]({os.path.relpath(picture, out_dir)})", ""]
@@ -124,7 +125,8 @@ def print_audit(audit: Audit, console: Console) -> None:
             table.add_row(federation.federation, f"statistic {validation.statistic}", validation.reading)
         for comparison in federation.comparisons:
             table.add_row(federation.federation, f"vs {comparison.against}", comparison.reading)
-        table.add_row(federation.federation, "coverage", "; ".join(federation.coverage.warnings) or "every coordinate trained")
+        table.add_row(federation.federation, "coverage",
+                      "; ".join(federation.coverage.warnings) or "every coordinate trained")
     console.print(table)
     colour = "red" if audit.findings else "green"
     console.print(f"[{colour}]{len(audit.findings)} finding(s)[/]" + "".join(f"\n- {f}" for f in audit.findings))

@@ -4,8 +4,8 @@ Every kind that declares per-client quantities also offers `clients_max`, `clien
 `clients_mean` and `clients_quantile`, each with `args: {quantity: <name>}`, optionally
 `tier: <cap>` (only the clients whose capacity cap p_max equals it) and, for the quantile,
 `q` in [0, 1]; kinds with capacity caps also `clients_tier_ratio` (`args: {quantity, high, low}`:
-the quantity's mean over tier `high` divided by its mean over tier `low`). "The largest allocation in the federation" is then
-`{metric: clients_max, args: {quantity: final_allocation}}`.
+the quantity's mean over tier `high` divided by its mean over tier `low`). "The largest allocation
+in the federation" is then `{metric: clients_max, args: {quantity: final_allocation}}`.
 """
 from __future__ import annotations
 

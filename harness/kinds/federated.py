@@ -160,7 +160,8 @@ def _draw_accuracy(ax, results_by_variant, labels):
         common = sorted(set.intersection(*(set(c) for c in curves)))
         rounds = [t + 1 for t in common]
         values = 100.0 * np.array([[c[t] for t in common] for c in curves]).reshape(len(curves), len(common))
-        line, = ax.plot(rounds, values.mean(axis=0), label=f"{labels[variant]} (mean, band: seed range, n={len(results)})")
+        line, = ax.plot(rounds, values.mean(axis=0),
+                        label=f"{labels[variant]} (mean, band: seed range, n={len(results)})")
         if len(results) > 1:
             ax.fill_between(rounds, values.min(axis=0), values.max(axis=0), color=line.get_color(), alpha=0.15,
                             linewidth=0)

@@ -264,7 +264,8 @@ def _reference_problems(spec: ExperimentSpec, doc: Document, kind: ExperimentKin
                 edges.setdefault(variant, []).append((target, where))
             if metric not in kind.metrics:
                 problems.append(doc.problem((*where, "metric"), f"unknown metric {metric!r} for kind {kind.name!r} "
-                                                                f"in a config reference{did_you_mean(str(metric), kind.metrics)}"))
+                                                                "in a config reference"
+                                                                f"{did_you_mean(str(metric), kind.metrics)}"))
     reported: set[frozenset[str]] = set()
     for start in edges:
         cycle = _cycle_from(start, edges)
@@ -341,7 +342,8 @@ def load_specs(specs_dir: Path | list[Path], root: Path | None, problems: list[P
             continue
         if spec.experiment in specs:
             other = specs[spec.experiment].doc.file
-            problems.append(doc.problem(("experiment",), f"duplicate experiment id {spec.experiment!r} (also in {other})"))
+            problems.append(doc.problem(("experiment",),
+                                        f"duplicate experiment id {spec.experiment!r} (also in {other})"))
             continue
         try:
             kind = experiment_kind(spec.kind)
@@ -369,7 +371,8 @@ def _check_spec(spec: ExperimentSpec, doc: Document, kind: ExperimentKind, probl
     for index, figure in enumerate(spec.figures):
         if figure.plot not in kind.plots:
             problems.append(doc.problem(("figures", index, "plot"),
-                                        f"unknown plot {figure.plot!r} for kind {kind.name!r}{did_you_mean(figure.plot, kind.plots)}"))
+                                        f"unknown plot {figure.plot!r} for kind {kind.name!r}"
+                                        f"{did_you_mean(figure.plot, kind.plots)}"))
         for j, variant in enumerate(figure.variants):
             if variant not in spec.variants:
                 problems.append(doc.problem(("figures", index, "variants", j),
@@ -425,7 +428,8 @@ def load_claims(claims_dir: Path | list[Path], root: Path | None, specs: dict[st
             path = ("claims", index)
             if claim.id in first_seen:
                 where = first_seen[claim.id]
-                problems.append(doc.problem((*path, "id"), f"duplicate claim id {claim.id!r} (first at {where.file}:{where.line})"))
+                problems.append(doc.problem((*path, "id"),
+                                            f"duplicate claim id {claim.id!r} (first at {where.file}:{where.line})"))
                 continue
             first_seen[claim.id] = doc.problem((*path, "id"), "")
             if claim.experiment not in specs and claim.experiment in spec_ids:
@@ -434,7 +438,8 @@ def load_claims(claims_dir: Path | list[Path], root: Path | None, specs: dict[st
             loaded = LoadedClaim(claim, claim_file.paper, doc, path)
             if _check_claim(loaded, specs, spec_ids, problems):
                 claims.append(loaded)
-        problems.extend(_broken_spec_problem(doc, experiment, indices) for experiment, indices in on_broken_specs.items())
+        problems.extend(_broken_spec_problem(doc, experiment, indices)
+                        for experiment, indices in on_broken_specs.items())
         _check_families(doc, claim_file, problems)
     return claims, papers
 
@@ -476,13 +481,15 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
         return False
     spec, kind = target.spec, target.kind
     if spec.paper != loaded.paper:
-        report(("experiment",), f"experiment {claim.experiment!r} belongs to paper {spec.paper!r}, not {loaded.paper!r}")
+        report(("experiment",),
+               f"experiment {claim.experiment!r} belongs to paper {spec.paper!r}, not {loaded.paper!r}")
     obs = claim.observe
     variants_field = "of"
     for j, variant in enumerate(obs.variants):
         if variant not in spec.variants:
             sub = ("observe", variants_field) if isinstance(obs.of, str) else ("observe", variants_field, j)
-            report(sub, f"unknown variant {variant!r} of experiment {spec.experiment!r}{did_you_mean(variant, spec.variants)}")
+            report(sub, f"unknown variant {variant!r} of experiment {spec.experiment!r}"
+                        f"{did_you_mean(variant, spec.variants)}")
     if isinstance(obs, claim_schema.CorrelationObservation):
         names = [*obs.correlation, *([obs.given] if obs.given else [])]
         for j, name in enumerate(names):
@@ -494,7 +501,8 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
         metric_key = next(k for k in claim_schema.OBSERVATION_KEYS if k in type(obs).model_fields)
         metric = kind.metrics.get(obs.metric)
         if metric is None:
-            report(("observe", metric_key), f"unknown metric {obs.metric!r} for kind {kind.name!r}{did_you_mean(obs.metric, kind.metrics)}")
+            report(("observe", metric_key), f"unknown metric {obs.metric!r} for kind {kind.name!r}"
+                                            f"{did_you_mean(obs.metric, kind.metrics)}")
         else:
             try:
                 metric.args.model_validate(obs.args)
@@ -503,7 +511,8 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
     for profile, expectation in claim.expect.items():
         sub = ("expect", profile)
         if profile not in spec.profiles:
-            report(sub, f"unknown profile {profile!r} of experiment {spec.experiment!r}{did_you_mean(profile, spec.profiles)}")
+            report(sub, f"unknown profile {profile!r} of experiment {spec.experiment!r}"
+                        f"{did_you_mean(profile, spec.profiles)}")
         for message in expectation.fit_problems(obs, spec.variants):
             report(sub, message)
         if profile in spec.profiles and _exact_equality_of_a_varying_mean(target, obs, expectation, profile):

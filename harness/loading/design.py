@@ -68,8 +68,8 @@ r(p, TV | p^max))."""
 RULES = [
     "`fedclaims validate` checks, before any run and from the design alone (the profile's seeds, the clients per "
     "run, the test, the width of the range and a planning spread), that each claim's PASS and FAIL are reachable "
-    "at some number of seeds under its test (`harness.loading.design`). It refuses a claim where one is not (file, line "
-    "and field, with the reason and what would make it decidable) and lists, without failing, the claims whose "
+    "at some number of seeds under its test (`harness.loading.design`). It refuses a claim where one is not (file, "
+    "line and field, with the reason and what would make it decidable) and lists, without failing, the claims whose "
     "profile has fewer seeds than they need; `fedclaims design` prints every claim's figures.",
     "A range on the mean over seeds needs n seeds with 2 · t(α, n − 1) · σ / √n ≤ its width (σ the planning "
     "spread), and cannot PASS at width 0 on a value that varies with the seed. A correlation range on every seed "

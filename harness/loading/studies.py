@@ -220,7 +220,8 @@ def load_studies(specs: dict[str, LoadedSpec], claims: list[LoadedClaim], declar
         for name, study in loaded.spec.studies.items():
             if name in studies:
                 other = studies[name].doc.file
-                problems.append(loaded.doc.problem(("studies", name), f"duplicate study name {name!r} (also in {other})"))
+                problems.append(loaded.doc.problem(("studies", name),
+                                                   f"duplicate study name {name!r} (also in {other})"))
                 continue
             check = _StudyCheck(name, loaded, by_id, declared_claims, problems)
             variants = check.run()

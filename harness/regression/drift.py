@@ -8,11 +8,12 @@ group holds one run length, and within it per series.
 
 **Measuring.** Recordings are baselines (or REPORT.json files) of the same records under other
 numerics. Recordings of one numerics fingerprint (the same machine and pins, say, under two codes
-whose histories are bit-identical) are one numerics: they count once (`distinct_numerics`). For every (experiment, series, seed) the k distinct numerics'
-values give k − 1 degrees of freedom and a sum of squared deviations SS about their mean; the
-drift scale τ of a group is the standard deviation of a *difference* between two numerics,
-τ² = 2 · ΣSS / Σ(k − 1), with `count` = Σ(k − 1) degrees of freedom. The same is kept per series,
-and Bartlett's test says whether the series of a group drift alike (`heterogeneity_p`).
+whose histories are bit-identical) are one numerics: they count once (`distinct_numerics`). For
+every (experiment, series, seed) the k distinct numerics' values give k − 1 degrees of freedom
+and a sum of squared deviations SS about their mean; the drift scale τ of a group is the
+standard deviation of a *difference* between two numerics, τ² = 2 · ΣSS / Σ(k − 1), with `count`
+= Σ(k − 1) degrees of freedom. The same is kept per series, and Bartlett's test says whether the
+series of a group drift alike (`heterogeneity_p`).
 
 **Testing.** A series observed under other numerics is compared with its recorded values seed by
 seed: with d_s the per-seed differences over n seeds, Σ d_s² / (n τ²) follows F(n, count) when

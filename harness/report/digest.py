@@ -114,9 +114,10 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
     for verdict in verdicts:
         by_claim.setdefault(verdict.claim, {})[verdict.profile] = verdict
     lines = ["## Digest", "",
-             f"Per paper, its central claims (abstract and conclusion) at each profile: *weak* marks a verdict where the "
-             f"models barely learn (below {LEARNED} of the paper's gain over chance) or the effect is below the smallest "
-             "of interest. The number is the largest scale's, against the bound tested there and the paper's.", ""]
+             "Per paper, its central claims (abstract and conclusion) at each profile: *weak* marks a verdict where "
+             f"the models barely learn (below {LEARNED} of the paper's gain over chance) or the effect is below the "
+             "smallest of interest. The number is the largest scale's, against the bound tested there and the "
+             "paper's.", ""]
     for paper, claim_file in catalog.papers.items():
         if not any(v.paper == paper for v in verdicts):
             continue

@@ -177,7 +177,8 @@ def _image_federation(config: Config, seed: int, context: RunContext):
 def _text_federation(config: Config, seed: int, context: RunContext):
     data = load_dataset("shakespeare", context)
     if config.federation.num_clients != len(data.roles):
-        raise ValueError(f"Shakespeare has {len(data.roles)} role-clients; num_clients is {config.federation.num_clients}")
+        raise ValueError(f"Shakespeare has {len(data.roles)} role-clients; "
+                         f"num_clients is {config.federation.num_clients}")
     rng = np.random.default_rng(setup_seed(seed, "partition"))
     clients, labels = [], []
     for role in data.roles:

@@ -89,7 +89,8 @@ def _validated(point: ExtensionPoint, value: Any) -> dict[str, Any]:
         raise PydanticCustomError("unknown_part", "{error}", {"error": str(error)}) from None
     problems = [_unknown_setting(point, name, part, key, setting) for key, setting in given.items()
                 if key not in part.Settings.model_fields]
-    problems += [problem for key, setting in given.items() if isinstance(setting, dict) and {"match", "metric"} & set(setting)
+    problems += [problem for key, setting in given.items()
+                 if isinstance(setting, dict) and {"match", "metric"} & set(setting)
                  for problem in _reference_problems(key, setting)]
     if problems:
         raise ValidationError.from_exception_data(part.Settings.__name__, problems)

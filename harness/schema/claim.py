@@ -300,7 +300,8 @@ class ExpectationBase(StrictModel):
 
     def decide(self, obs, observed) -> Decision:
         """The decision of its test on `observed`, the observation `obs` read from the records (values
-        `harness.verdicts.verify.evaluate` screened: no seed is NaN, and a comparison of variants measures something)."""
+        `harness.verdicts.verify.evaluate` screened: no seed is NaN, and a comparison of variants
+        measures something)."""
         raise NotImplementedError
 
     def design(self, numbers: SeriesNumbers | None) -> Reading:

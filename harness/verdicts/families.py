@@ -59,7 +59,8 @@ def apply_families(verdicts: list[Verdict], alpha_of: Callable[[Verdict], float]
             if level == 0:
                 verdict.margins, verdict.margin = _unreached_margins(status, evidence[verdict.claim], alpha,
                                                                      rank_level)
-            tested = f"tested at α = {level:.3g}" if level > 0 else "not tested: a claim ranked before it was not rejected"
+            tested = (f"tested at α = {level:.3g}" if level > 0
+                      else "not tested: a claim ranked before it was not rejected")
             note = (f" — family `{family}` ({len(members)} claims, Holm across them): p = {p_value:.3g}, {tested}")
             if status != verdict.status:
                 note += f"; {verdict.status} → {status}"

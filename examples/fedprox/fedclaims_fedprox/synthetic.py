@@ -51,7 +51,8 @@ class Config(BaseModel):
     @model_validator(mode="after")
     def _one_client_per_device(self):
         if self.federation.num_clients != self.data.devices:
-            raise ValueError(f"num_clients ({self.federation.num_clients}) must equal the devices ({self.data.devices})")
+            raise ValueError(f"num_clients ({self.federation.num_clients}) must equal the devices "
+                             f"({self.data.devices})")
         return self
 
 
@@ -112,7 +113,8 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
     rounds = config.federation.rounds
     result = run_federation(LogisticRegression(config.data.features, config.data.classes), data.to(context.device),
                             config.federation.method(), np.ones(config.data.devices), seed, device=context.device,
-                            on_round=lambda r: context.progress((r.round + 1) / rounds, f"round {r.round + 1}/{rounds}"))
+                            on_round=lambda r: context.progress((r.round + 1) / rounds,
+                                                                f"round {r.round + 1}/{rounds}"))
     record = result.to_dict()
     record["config"] = config.federation.model_dump(mode="json")
     record["client_sizes"] = [len(c) for c in data.clients]
