@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, create_model
@@ -31,7 +31,7 @@ REDUCERS: dict[str, tuple[str, Callable[[np.ndarray, float], float]]] = {
 
 def _args_model(kind: ExperimentKind, quantile: bool) -> type[StrictModel]:
     names = tuple(kind.client_quantities)
-    fields = {"quantity": (Literal[names], ...)}  # type: ignore[valid-type]
+    fields: dict[str, Any] = {"quantity": (Literal[names], ...)}
     if TIER_QUANTITY in kind.client_quantities:
         fields["tier"] = (float | None, Field(None, gt=0.0, le=1.0,
                                               description="only clients whose capacity cap p_max equals this"))
@@ -57,7 +57,7 @@ def _tier_ratio_args(kind: ExperimentKind) -> type[StrictModel]:
     names = tuple(kind.client_quantities)
     tier = (float, Field(gt=0.0, le=1.0))
     return create_model(f"{kind.name}_clients_tier_ratio_args", __base__=StrictModel,
-                        quantity=(Literal[names], ...), high=tier, low=tier)  # type: ignore[valid-type]
+                        quantity=(Literal[names], ...), high=tier, low=tier)  # type: ignore[arg-type]  # names known at runtime
 
 
 def _tier_ratio(kind: ExperimentKind):

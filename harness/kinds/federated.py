@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import Any
 
 import numpy as np
 
+from harness.extensions import ExtensionPoint
 from harness.kinds import federated_adaptation as adaptation
 from harness.kinds import federated_updates as updates
 from harness.kinds.base import (
@@ -147,7 +149,8 @@ def _at_cap(result) -> list[float]:
 def _named_sources(config) -> list[str]:
     """The modules a config names: its model family's and its method's parts' (policy, objective, round hook)."""
     federation = config.federation
-    named = [(POLICIES, federation.policy), (OBJECTIVES, federation.objective), (ROUND_HOOKS, federation.round_hook)]
+    named: list[tuple[ExtensionPoint[Any], Any]] = [(POLICIES, federation.policy), (OBJECTIVES, federation.objective),
+                                                    (ROUND_HOOKS, federation.round_hook)]
     return model_sources(config.model) + [source for point, part in named if part is not None
                                           for source in point.sources(part["name"])]
 

@@ -383,8 +383,8 @@ def _source_drift(item: Mapping[str, Any], numbers: Mapping[str, Any], experimen
     two) and the measured drift of one of them; None when they are not recorded or their drift was
     never measured."""
     labels = list(item.get("sources") or ())
-    series = [numbers.get(label) for label in labels]
-    if not labels or any(s is None or s.get("numerics_invariant") for s in series):
+    series = [s for s in (numbers.get(label) for label in labels) if s is not None]
+    if not labels or len(series) < len(labels) or any(s.get("numerics_invariant") for s in series):
         return None
     values = [s.get("values") or {} for s in series]
     seeds = [seed for seed in values[0] if all(v.get(seed) is not None and math.isfinite(v[seed]) for v in values)]

@@ -95,7 +95,7 @@ def _validated(point: ExtensionPoint, value: Any) -> dict[str, Any]:
     if problems:
         raise ValidationError.from_exception_data(part.Settings.__name__, problems)
     referenced = {key for key, setting in given.items() if is_reference(setting)}
-    model = part.Settings if not referenced else create_model(
+    model = part.Settings if not referenced else create_model(  # type: ignore[call-overload]  # fields built at runtime
         part.Settings.__name__, __base__=part.Settings, **{key: (dict[str, str], ...) for key in referenced})
     return {"name": name, **model.model_validate(given).model_dump(mode="json")}
 

@@ -441,7 +441,7 @@ def inclusion_power(estimate: float, sd: float, low: float, high: float, have: i
     units_now = max(have, 2)
 
     def reaches(distance: float) -> bool:
-        return _inclusion_probability(distance, width - distance, sd, units_now, alpha, t_based) >= POWER
+        return bool(_inclusion_probability(distance, width - distance, sd, units_now, alpha, t_based) >= POWER)
 
     detectable = None
     if reaches(width / 2):  # the probability grows as the estimate moves from a bound to the centre

@@ -293,12 +293,14 @@ def reading(trend: Trend, band: Band | None, x: float, axis: str = "the axis") -
         if at.interval is None:
             return f"not estimable against {paper}: {where}, with no interval; {slope}"
         return f"not inside {paper}, direction not estimable: {where}; {slope}"
+    interval, slope_interval = at.interval, trend.interval
+    assert interval is not None and slope_interval is not None  # heading() is NOT_ESTIMABLE without them
     side = "below" if band.side(at.mean) < 0 else "above"
-    outside = "outside" if band.excludes(at.interval) else "not shown inside"
+    outside = "outside" if band.excludes(interval) else "not shown inside"
     if found == FLAT:
         return (f"{outside} {paper} and not moving detectably as {axis} grows: {where}, {side} the range; the "
                 f"slope's interval includes 0: {slope}")
-    rising = "above" if trend.interval[0] > 0 else "below"
+    rising = "above" if slope_interval[0] > 0 else "below"
     movement = "toward it" if found == TOWARD else "away from it"
     return (f"{outside} {paper} and moving {movement} as {axis} grows: {where}, {side} the range, and the slope's "
             f"whole interval lies {rising} 0: {slope}")
