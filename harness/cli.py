@@ -208,7 +208,7 @@ def _verify(args, write: bool) -> int:
     settings = _settings(args)
     profiles = args.profile or [DEFAULT_PROFILE]
     archive = load_archive(Path(args.archive)) if getattr(args, "archive", None) else None
-    held = [p for p in (archive.profiles() if archive else ()) if p not in profiles and archive.holds(p)]
+    held = [p for p in archive.profiles() if p not in profiles and archive.holds(p)] if archive else []
     archived = tuple(lacking_trained_runs(settings, held, args.paper, args.claim)) if held else ()
     stored = stored_profiles(settings, args.paper, args.claim) if write and not args.profile else []
     render_only = tuple(p for p in stored if p not in profiles and p not in archived)
@@ -256,9 +256,13 @@ def _verify_until_decided(args) -> int:
     result = until_decided(settings, profiles[0], args.paper, args.claim, args.max_seeds, args.budget, stderr)
     print_verdicts(result.outcome.verdicts, stdout)
     path = path_for(settings.store_dir, profiles[0])  # the driver wrote it after every look and at the end
-    print_sequential(results.load(settings.store_dir, profiles[0]), stdout)
+    written = results.load(settings.store_dir, profiles[0])
+    if written is None:
+        raise ValueError(f"{path} was not written")
+    print_sequential(written, stdout)
     stderr.print(f"wrote {path}")
-    statuses = {track.verdict.status for track in result.tracks} | {track.fixed.status for track in result.tracks}
+    statuses = ({track.verdict.status for track in result.tracks if track.verdict is not None}
+                | {track.fixed.status for track in result.tracks})
     return 1 if {"ERROR", "FAIL"} & statuses else 0
 
 

@@ -171,6 +171,7 @@ class ClaimItem(pytest.Item):
 
     def runtest(self) -> None:
         verdict = self.verdict
+        assert verdict is not None  # setup() set it
         self.user_properties.append(("verdict", verdict.status))
         if self.config.getoption("--claims-against"):
             change = _against(self).claims.get(self.claim_id)

@@ -69,6 +69,7 @@ class FederationAudit:
         control = next((c for c in self.comparisons if c.against == "random-budget"), None)
         if control is not None and not control.interval[0] > 0:
             found.append(f"{self.federation}: not better than the matched-budget random control ({control.reading})")
+        assert self.coverage is not None  # set by the analysis of an available federation
         found += [f"{self.federation}: {w}" for w in self.coverage.warnings]
         return found
 

@@ -103,6 +103,7 @@ def write_audit(audit: Audit, out_dir: Path) -> tuple[Path, Path]:
                   "### 3. Coverage", "",
                   "| seed | never-trained coordinates | changed outside the trained union |", "|---|---|---|"]
         cov = federation.coverage
+        assert cov is not None  # set by the analysis of an available federation
         lines += [f"| {s} | {cov.never_covered_fraction[s]:.2%} | {cov.changed_outside_union[s]} |"
                   for s in cov.never_covered_fraction]
         lines += [""] + [f"> ⚠️ {w}" for w in cov.warnings] + ([""] if cov.warnings else [])
@@ -125,6 +126,7 @@ def print_audit(audit: Audit, console: Console) -> None:
             table.add_row(federation.federation, f"statistic {validation.statistic}", validation.reading)
         for comparison in federation.comparisons:
             table.add_row(federation.federation, f"vs {comparison.against}", comparison.reading)
+        assert federation.coverage is not None  # set by the analysis of an available federation
         table.add_row(federation.federation, "coverage",
                       "; ".join(federation.coverage.warnings) or "every coordinate trained")
     console.print(table)

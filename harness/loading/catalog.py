@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from harness.errors import Problem, SpecError, closest, did_you_mean, format_field, unknown
 from harness.extensions import ExtensionPoint, UnknownExtension
@@ -148,7 +149,7 @@ def _data_path(data: Any, loc: tuple) -> tuple[str | int, ...]:
     return tuple(path)
 
 
-def _message(error: dict, model: type[BaseModel] | None = None) -> tuple[str, tuple]:
+def _message(error: ErrorDetails, model: type[BaseModel] | None = None) -> tuple[str, tuple]:
     """The message of one pydantic error and any extra path element it points at. With the model
     that was validated (a kind's Config), an unknown key gets the closest setting at its level."""
     kind = error["type"]
@@ -515,32 +516,38 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
                         f"{did_you_mean(profile, spec.profiles)}")
         for message in expectation.fit_problems(obs, spec.variants):
             report(sub, message)
-        if profile in spec.profiles and _exact_equality_of_a_varying_mean(target, obs, expectation, profile):
-            report(sub, f"equals {expectation.equals} without a tolerance, tested on the mean of '{obs.metric}', "
-                        "which varies with the seed: a t-interval is never a single point, so it can never PASS "
-                        "(state a tolerance, or read each seed with `of: every_seed`)")
-        fixed = _fixed_under_spread(target, obs, expectation, profile) if profile in spec.profiles else []
-        if fixed:
-            report(sub, f"the spread of '{obs.metric}' over seeds is a ratio of standard deviations, but the metric "
-                        f"is fixed by the config of {', '.join(repr(v) for v in fixed)} at this profile (declared "
-                        "deterministic): its standard deviation is 0 and the ratio 0/0 or infinite on every run")
+        if profile in spec.profiles:
+            for problem in (_exact_equality_of_a_varying_mean(target, obs, expectation, profile),
+                            _spread_fixed_by_config(target, obs, expectation, profile)):
+                if problem:
+                    report(sub, problem)
     return len(problems) == before
 
 
-def _fixed_under_spread(target: LoadedSpec, obs, expectation, profile: str) -> list[str]:
-    """The variants of a spread observation whose metric the kind declares deterministic at `profile`."""
+def _spread_fixed_by_config(target: LoadedSpec, obs, expectation, profile: str) -> str | None:
+    """A spread observation of a metric the kind declares deterministic at `profile` for some variant."""
     if not isinstance(obs, claim_schema.SpreadObservation) or expectation.skips:
-        return []
+        return None
     metric, configs = _metric_configs(target, obs, profile)
-    return [variant for variant, config in configs.items() if metric is not None and metric.is_deterministic(config)]
+    fixed = [variant for variant, config in configs.items() if metric is not None and metric.is_deterministic(config)]
+    if not fixed:
+        return None
+    return (f"the spread of '{obs.metric}' over seeds is a ratio of standard deviations, but the metric "
+            f"is fixed by the config of {', '.join(repr(v) for v in fixed)} at this profile (declared "
+            "deterministic): its standard deviation is 0 and the ratio 0/0 or infinite on every run")
 
 
-def _exact_equality_of_a_varying_mean(target: LoadedSpec, obs, expectation, profile: str) -> bool:
+def _exact_equality_of_a_varying_mean(target: LoadedSpec, obs, expectation, profile: str) -> str | None:
+    """An `equals` without a tolerance on a mean that varies with the seed."""
     if not (expectation.exact_equality_of_the_mean
             and isinstance(obs, (claim_schema.MetricObservation, claim_schema.DifferenceObservation))):
-        return False
+        return None
     metric, configs = _metric_configs(target, obs, profile)
-    return metric is not None and not all(metric.is_deterministic(config) for config in configs.values())
+    if metric is None or all(metric.is_deterministic(config) for config in configs.values()):
+        return None
+    return (f"equals {expectation.equals} without a tolerance, tested on the mean of '{obs.metric}', "
+            "which varies with the seed: a t-interval is never a single point, so it can never PASS "
+            "(state a tolerance, or read each seed with `of: every_seed`)")
 
 
 def _metric_configs(target: LoadedSpec, obs, profile: str) -> tuple[Any, dict[str, dict]]:
@@ -583,7 +590,12 @@ PAPERS: ExtensionPoint[ModuleType] = ExtensionPoint(
 def installed_papers() -> list[Path]:
     """The folders of the papers installed packages register (`fedclaims.papers`: a package whose
     folder holds claims/ and specs/, loaded beside the project's own)."""
-    return [Path(PAPERS.load(name).__file__).parent for name in PAPERS.names()]
+    folders = []
+    for name in PAPERS.names():
+        file = PAPERS.load(name).__file__
+        assert file is not None  # PAPERS accepts only a package loaded from a folder
+        folders.append(Path(file).parent)
+    return folders
 
 
 def load_project(settings) -> Catalog:

@@ -171,7 +171,7 @@ def _stored_sd(numbers: SeriesNumbers | None) -> tuple[float, int] | None:
     """The largest seed standard deviation among the stored series, and their fewest seeds."""
     if not numbers:
         return None
-    pairs = [(data.get("std"), data.get("n") or 0) for data in numbers.values()]
+    pairs: list[tuple[Any, int]] = [(data.get("std"), data.get("n") or 0) for data in numbers.values()]
     if not pairs or any(not isinstance(sd, (int, float)) or not math.isfinite(sd) or n < 2 for sd, n in pairs):
         return None
     return max(float(sd) for sd, _ in pairs), min(n for _, n in pairs)
@@ -394,7 +394,8 @@ def design_of(catalog: Catalog, claim_id: str, profile: str,
                                        "directly", ""))
     if isinstance(obs, schema.CorrelationObservation):
         counts = [clients_per_run(config) for config in configs]
-        clients = min(counts) if all(c is not None for c in counts) else None
+        known = [c for c in counts if c is not None]
+        clients = min(known) if len(known) == len(counts) else None
         return made(_correlation_design(obs, expectation, clients, numbers))
     if isinstance(obs, schema.SpreadObservation):
         return made(_spread_design(expectation))

@@ -230,8 +230,8 @@ def load_studies(specs: dict[str, LoadedSpec], claims: list[LoadedClaim], declar
             points = tuple(StudyPoint(value, point_profile_name(study.profile, point_settings(study, value)))
                            for value in study.points)
             studies[name] = LoadedStudy(name, loaded.spec.experiment, study, loaded.doc, points, tuple(variants))
-    for study in studies.values():
-        _attach(study, specs[study.experiment], by_id)
+    for loaded_study in studies.values():
+        _attach(loaded_study, specs[loaded_study.experiment], by_id)
     return studies
 
 

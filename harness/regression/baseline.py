@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,7 @@ def check_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[str,
         if failure:
             result.failures.append(failure)
             return result
+        assert fragile is not None  # a move that is not a failure is fragile
         result.fragile.append(fragile)
     if entry.get("compare") == "verdict":
         return result
@@ -326,7 +328,7 @@ def compare(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = 
     return check(verdicts, baseline, complete).differences
 
 
-def _entry(verdict: Verdict, old: dict[str, Any], varying: set[str]) -> dict[str, Any]:
+def _entry(verdict: Verdict, old: dict[str, Any], varying: Collection[str]) -> dict[str, Any]:
     if verdict.data_unavailable:
         return {"status": UNAVAILABLE, "reason": verdict.reason}
     entry = {"status": verdict.status, "reason": verdict.reason, "observed": verdict.observed,
@@ -341,7 +343,7 @@ def _entry(verdict: Verdict, old: dict[str, Any], varying: set[str]) -> dict[str
 
 
 def updated(verdicts: list[Verdict], profile: str, previous: dict[str, Any] | None,
-            varying: set[str] = frozenset(), complete: bool = True,
+            varying: Collection[str] = frozenset(), complete: bool = True,
             numerics: dict[str, Any] | None = None) -> dict[str, Any]:
     """A new baseline from the verdicts, keeping the tolerances and the drift measurement stated
     in the previous one.

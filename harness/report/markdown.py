@@ -252,8 +252,11 @@ class _Report:
 
     def experiments(self, paper: str, detail_base: Path) -> list[str]:
         experiments = list(dict.fromkeys(v.experiment for v in self.outcome.verdicts if v.paper == paper))
-        figures = {profile: draw_figures(self.catalog, experiments, profile, self.settings,
-                                         self.outcome.store, self.figures_dir) for profile in self.profiles}
+        store = self.outcome.store
+        if store is None:
+            raise ValueError("the experiments' figures are drawn from the records of a store; the outcome has none")
+        figures = {profile: draw_figures(self.catalog, experiments, profile, self.settings, store, self.figures_dir)
+                   for profile in self.profiles}
         lines = ["# Experiments", ""]
         for experiment in experiments:
             spec = self.catalog.specs[experiment].spec
@@ -352,10 +355,10 @@ def _studies(catalog, settings: Settings, report_path: Path, figures_dir: Path
             lines.append(f"- `{claim.claim}` (verdicts {verdicts})")
             lines += [f"  - {trend.label}: {trend.text}" for trend in claim.trends]
         measured = sum(sum(c.walls) for c in reading.costs)
-        to_run = [c for c in reading.costs if not c.walls and c.estimate is not None]
+        to_run = [(c.value, c.estimate * c.planned) for c in reading.costs if not c.walls and c.estimate is not None]
         lines.append(f"- Cost: {measured:,.0f} s of single-threaded runs measured"
-                     + (f"; the points not run yet ({', '.join(str(c.value) for c in to_run)}) would take about "
-                        f"{sum(c.estimate * c.planned for c in to_run):,.0f} s more (estimate)" if to_run else "")
+                     + (f"; the points not run yet ({', '.join(str(value) for value, _ in to_run)}) would take "
+                        f"about {sum(seconds for _, seconds in to_run):,.0f} s more (estimate)" if to_run else "")
                      + ".")
         lines.append("")
     if unread:

@@ -410,6 +410,7 @@ class Approx(_ValueTest):
     def half_width(self) -> float:
         if self.tolerance is not None:
             return self.tolerance
+        assert self.relative_tolerance is not None  # _one_tolerance requires one of the two
         return abs(self.approx) * float(self.relative_tolerance)
 
     def admitted(self) -> Admitted:
@@ -730,7 +731,7 @@ class Claim(StrictModel):
     def alpha_at(self, profile: str) -> float:
         """The significance level of its test at `profile` (the default 0.05 where it states no test there)."""
         expectation = self.expect.get(profile)
-        return 0.05 if expectation is None or expectation.skips else expectation.alpha
+        return 0.05 if expectation is None or isinstance(expectation, Skip) else expectation.alpha
 
     @model_validator(mode="after")
     def _labelled(self):

@@ -4,6 +4,7 @@ against the claim."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from scipy import stats as scipy_stats
 
@@ -73,7 +74,7 @@ def within_spread_test(expectation, series: Series, spread: Series) -> Decision:
             value = distance / se
         else:
             value = math.inf if distance >= 0.0 else -math.inf
-        origin = dict(se=se or None, seeds=d.n, sources=(series.label,))
+        origin: dict[str, Any] = dict(se=se or None, seeds=d.n, sources=(series.label,))
         return (Evidence(f"|difference| within {fmt(bound)}", value, df, alpha, None, **origin) if passes else
                 Evidence(f"|difference| beyond {fmt(bound)}", value, df, 1.0, alpha, **origin))
 

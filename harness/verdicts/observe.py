@@ -15,7 +15,7 @@ from typing import Any
 from harness.kinds.base import ExperimentKind, Metric
 from harness.kinds.evaluations import MissingValue, record_id
 from harness.schema import claim as schema
-from harness.verdicts.stats import Correlation, correlation, pooled_correlation, summarize
+from harness.verdicts.stats import Correlation, PooledCorrelation, correlation, pooled_correlation, summarize
 
 Records = Mapping[tuple[str, int], Mapping[str, Any]]
 
@@ -57,7 +57,7 @@ class Series:
         return {seed: c.undefined for seed, c in self.correlations.items() if c.undefined}
 
     @property
-    def pooled(self) -> Correlation | None:
+    def pooled(self) -> PooledCorrelation | None:
         """Inverse-variance pooled correlation over the seeds (None unless every seed is defined)."""
         if not self.correlations or self.undefined:
             return None

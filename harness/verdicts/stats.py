@@ -152,7 +152,8 @@ EXACTLY_LINEAR = 1.0 - 1e-9
 function of it: its partial correlation is undefined (the residuals are rounding noise)."""
 
 
-def correlation(x: Sequence[float], y: Sequence[float], given: Sequence[float] | None = None,
+def correlation(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray,
+                given: Sequence[float] | np.ndarray | None = None,
                 method: str = "pearson", confidence: float = CONFIDENCE,
                 names: tuple[str, str, str] = ("x", "y", "given")) -> Correlation:
     """Pearson or Spearman correlation, partial on `given` if set, with a Fisher-z interval.
