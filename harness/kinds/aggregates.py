@@ -56,8 +56,9 @@ def _compute(kind: ExperimentKind, reduce: Callable[[np.ndarray, float], float])
 def _tier_ratio_args(kind: ExperimentKind) -> type[StrictModel]:
     names = tuple(kind.client_quantities)
     tier = (float, Field(gt=0.0, le=1.0))
+    # A Literal of names known at runtime only, which mypy cannot read as a type.
     return create_model(f"{kind.name}_clients_tier_ratio_args", __base__=StrictModel,
-                        quantity=(Literal[names], ...), high=tier, low=tier)  # type: ignore[arg-type]  # names known at runtime
+                        quantity=(Literal[names], ...), high=tier, low=tier)  # type: ignore[arg-type]
 
 
 def _tier_ratio(kind: ExperimentKind):

@@ -17,9 +17,10 @@ def spec_schema() -> dict:
     members = []
     for name, kind in registered_kinds().items():
         members.append(create_model(f"Spec_{name}", __base__=ExperimentSpec,
-                                    kind=(Literal[name], ...),  # type: ignore[arg-type]  # a name known at runtime
+                                    kind=(Literal[name], ...),  # type: ignore[arg-type]  # name known at runtime
                                     config=(kind.config_model, ...)))
-    union: Any = Annotated[Union[tuple(members)], Field(discriminator="kind")]  # noqa: UP007 - members known at runtime only
+    # The members are known at runtime only: typing.Union spells a union of a tuple of them, X | Y cannot.
+    union: Any = Annotated[Union[tuple(members)], Field(discriminator="kind")]  # noqa: UP007
     schema = TypeAdapter(union).json_schema()
     schema["title"] = "fedclaims experiment spec"
     return schema
