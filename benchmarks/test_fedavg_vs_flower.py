@@ -5,8 +5,9 @@ every client in every round, with the same local SGD (momentum, weight decay, cl
 learning rate) and mini-batch order, and average updates weighted by sample counts. Both get
 one core: fedclaims one single-thread process (as a run of a sweep, whose cores go to parallel
 runs), Flower one single-thread client actor. Flower's time includes its Ray start and
-shut-down, as a user's does. Flower is the group's reference: fedclaims' speed-up is Flower's time over its own. The Flower
-half needs the `bench` extra (`flwr[simulation]`) and is skipped without it.
+shut-down, as a user's does. Flower is the group's reference: fedclaims' speed-up is Flower's
+time over its own. The Flower half needs the `bench` extra (`flwr[simulation]`) and is skipped
+without it.
 """
 from __future__ import annotations
 

@@ -5,8 +5,16 @@ outside this project imports these names from `fedclaims`, not from the project'
 packages (`harness`, `methods`), whose layout may change. docs/adding-a-paper.md has a template of
 each piece.
 """
-from harness.kinds.base import (ClientQuantity, ExperimentKind, ExtensionMetric, KindExample, Learning, Metric,
-                                NotApplicable, Plot)
+from harness.kinds.base import (
+    ClientQuantity,
+    ExperimentKind,
+    ExtensionMetric,
+    KindExample,
+    Learning,
+    Metric,
+    NotApplicable,
+    Plot,
+)
 from harness.kinds.evaluations import evaluations
 from harness.kinds.federated import FEDERATED_TRAINING
 from harness.runners.context import RunContext

@@ -48,7 +48,8 @@ def _execution(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", help="torch device for training, e.g. cuda (default cpu)")
     parser.add_argument("--workers", type=int, help="parallel worker processes (default: one per CPU core, "
                                                     "one on a GPU)")
-    parser.add_argument("--threads", type=int, help="torch threads inside each run (default 1; part of every record's key)")
+    parser.add_argument("--threads", type=int,
+                        help="torch threads inside each run (default 1; part of every record's key)")
     parser.add_argument("--executor", choices=("local", "processes", "ray"),
                         help="how runs execute (default: ray with an address, else processes with --workers > 1, "
                              "else local)")
@@ -169,7 +170,8 @@ def _study_options(parser: argparse.ArgumentParser, required: bool) -> None:
     if required:
         parser.add_argument("study", help="a study declared in a spec's `studies`")
     else:
-        parser.add_argument("--study", help="the runs of this scale study's claims at its points (instead of --profile)")
+        parser.add_argument("--study",
+                            help="the runs of this scale study's claims at its points (instead of --profile)")
     parser.add_argument("--point", action="append", default=[], help="only this point of the study's axis (repeatable)")
 
 
@@ -206,7 +208,7 @@ def _verify(args, write: bool) -> int:
     settings = _settings(args)
     profiles = args.profile or [DEFAULT_PROFILE]
     archive = load_archive(Path(args.archive)) if getattr(args, "archive", None) else None
-    held = [p for p in (archive.profiles() if archive else ()) if p not in profiles and archive.holds(p)]
+    held = [p for p in archive.profiles() if p not in profiles and archive.holds(p)] if archive else []
     archived = tuple(lacking_trained_runs(settings, held, args.paper, args.claim)) if held else ()
     stored = stored_profiles(settings, args.paper, args.claim) if write and not args.profile else []
     render_only = tuple(p for p in stored if p not in profiles and p not in archived)
@@ -254,9 +256,13 @@ def _verify_until_decided(args) -> int:
     result = until_decided(settings, profiles[0], args.paper, args.claim, args.max_seeds, args.budget, stderr)
     print_verdicts(result.outcome.verdicts, stdout)
     path = path_for(settings.store_dir, profiles[0])  # the driver wrote it after every look and at the end
-    print_sequential(results.load(settings.store_dir, profiles[0]), stdout)
+    written = results.load(settings.store_dir, profiles[0])
+    if written is None:
+        raise ValueError(f"{path} was not written")
+    print_sequential(written, stdout)
     stderr.print(f"wrote {path}")
-    statuses = {track.verdict.status for track in result.tracks} | {track.fixed.status for track in result.tracks}
+    statuses = ({track.verdict.status for track in result.tracks if track.verdict is not None}
+                | {track.fixed.status for track in result.tracks})
     return 1 if {"ERROR", "FAIL"} & statuses else 0
 
 
@@ -461,9 +467,9 @@ def build_parser() -> argparse.ArgumentParser:
     base.add_argument("action", choices=("check", "update", "drift", "redecide"),
                       help="redecide: decide the baseline's recorded observations again under the current rules and "
                            "expectations, numbers unchanged (after a change of the verification rules, not of "
-                           "methods); drift: measure how far each observed quantity moves across numerics, from the baseline "
-                           "and the recordings in baselines/numerics/<profile>-*.json (and --recording files), "
-                           "and store it in the baseline")
+                           "methods); drift: measure how far each observed quantity moves across numerics, from the "
+                           "baseline and the recordings in baselines/numerics/<profile>-*.json (and --recording "
+                           "files), and store it in the baseline")
     base.add_argument("--recording", action="append", default=[],
                       help="a further recording (a baseline file or a REPORT.json) of the same code under other "
                            "numerics (repeatable; with drift)")

@@ -46,7 +46,7 @@ class Outcome:
     """The runs behind the archived profiles' verdicts, as the archive lists them."""
 
 
-def numerics_of(outcome: "Outcome") -> dict[str, dict]:
+def numerics_of(outcome: Outcome) -> dict[str, dict]:
     """The description of every numerics fingerprint among the records behind the outcome."""
     found: dict[str, dict] = {}
     if outcome.store is None:
@@ -59,7 +59,7 @@ def numerics_of(outcome: "Outcome") -> dict[str, dict]:
     return dict(sorted(found.items()))
 
 
-def varying_claims(outcome: "Outcome") -> set[str]:
+def varying_claims(outcome: Outcome) -> set[str]:
     """Claims whose observed metric differs from run to run (timings)."""
     varying = set()
     for loaded in outcome.claims:

@@ -99,18 +99,18 @@ class ClaimError(Exception):
     """A run or an observation behind a claim failed."""
 
 
-def _settings(item: "ClaimItem"):
+def _settings(item: ClaimItem):
     from harness.settings import Settings
     workers = item.config.getoption("--claims-workers")
     store = item.config.getoption("--claims-store")
     return Settings.from_env(item.root, workers=workers, store_dir=Path(store) if store else None)
 
 
-def _session_claims(item: "ClaimItem") -> list[str]:
+def _session_claims(item: ClaimItem) -> list[str]:
     return sorted({i.claim_id for i in item.session.items if isinstance(i, ClaimItem)})
 
 
-def _verdicts(item: "ClaimItem") -> dict[tuple[str, str], Verdict]:
+def _verdicts(item: ClaimItem) -> dict[tuple[str, str], Verdict]:
     """Verify every collected claim item once per session (one plan, one execution)."""
     state = item.config.stash[_STATE_KEY]
     if "verdicts" not in state:
@@ -121,7 +121,7 @@ def _verdicts(item: "ClaimItem") -> dict[tuple[str, str], Verdict]:
     return state["verdicts"]
 
 
-def _baseline_check(item: "ClaimItem", baseline: dict) -> "baseline_io.Check":
+def _baseline_check(item: ClaimItem, baseline: dict) -> baseline_io.Check:
     """One check per profile over every claim item of the session (the drift tests share one Holm)."""
     state = item.config.stash[_STATE_KEY]
     key = ("check", item.profile)
@@ -131,7 +131,7 @@ def _baseline_check(item: "ClaimItem", baseline: dict) -> "baseline_io.Check":
     return state[key]
 
 
-def _against(item: "ClaimItem"):
+def _against(item: ClaimItem):
     """The session's claims at the revision of --claims-against, compared with this tree's (per profile)."""
     from harness.regression import against
     state = item.config.stash[_STATE_KEY]
@@ -146,7 +146,7 @@ def _against(item: "ClaimItem"):
     return state[key]
 
 
-def _baseline(item: "ClaimItem") -> dict | None:
+def _baseline(item: ClaimItem) -> dict | None:
     state = item.config.stash[_STATE_KEY]
     key = ("baseline", item.profile)
     if key not in state:
@@ -171,6 +171,7 @@ class ClaimItem(pytest.Item):
 
     def runtest(self) -> None:
         verdict = self.verdict
+        assert verdict is not None  # setup() set it
         self.user_properties.append(("verdict", verdict.status))
         if self.config.getoption("--claims-against"):
             change = _against(self).claims.get(self.claim_id)

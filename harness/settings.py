@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.extensions import ALLOW_CODE_PATHS_VARIABLE, CODE_ROOT_VARIABLE
 
@@ -60,10 +61,10 @@ class Settings:
         return self.root / "specs"
 
     @classmethod
-    def from_env(cls, root: Path, **overrides) -> "Settings":
+    def from_env(cls, root: Path, **overrides) -> Settings:
         cache = default_cache_dir()
         data = os.environ.get("FEDCLAIMS_DATA")
-        values = dict(
+        values: dict[str, Any] = dict(
             root=Path(root),
             store_dir=Path(os.environ.get("FEDCLAIMS_STORE") or cache / "store"),
             cache_dir=cache,

@@ -57,7 +57,7 @@ class EnergyMeter:
         self._zones = _packages(rapl_root)
         self.reading: EnergyReading | None = None
 
-    def __enter__(self) -> "EnergyMeter":
+    def __enter__(self) -> EnergyMeter:
         self._start = _counters(self._zones)
         self._cpu, self._wall = time.process_time(), time.perf_counter()
         return self

@@ -191,8 +191,8 @@ def test_every_paper_lists_what_it_does_not_check_with_a_reason() -> None:
 
 
 OUTCOME = re.compile(r"^(?P<lead>smoke|standard|learning)\b[^:.;]{0,40}?:\s*(?P<word>PASS|FAIL|INCONCLUSIVE)\b"
-                     r"|(?P<word2>PASS|FAIL|INCONCLUSIVE)\b(?: on [^.;:]*?)? at (?P<profiles>(?:smoke|standard|learning)"
-                     r"(?: and (?:smoke|standard|learning))?)", re.IGNORECASE)
+                     r"|(?P<word2>PASS|FAIL|INCONCLUSIVE)\b(?: on [^.;:]*?)? at "
+                     r"(?P<profiles>(?:smoke|standard|learning)(?: and (?:smoke|standard|learning))?)", re.IGNORECASE)
 MEASURED = re.compile(r"[+-]?\d+\.\d+|±|\+-")
 
 

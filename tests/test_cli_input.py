@@ -61,7 +61,8 @@ def _first_claim(data: dict) -> dict:
     (lambda d: d.update(tolerance={"absolute": "x"}), "tolerance.absolute: Input should be a valid number", "'x'"),
     (lambda d: d["drift"]["groups"][next(iter(d["drift"]["groups"]))].update(rms=None),
      "rms: Input should be a valid number", "None"),
-    (lambda d: _first_claim(d).update(margins=[1]), "claims.fedrolex.accuracy.low-heterogeneity-beats-heterofl.margins", "[1]"),
+    (lambda d: _first_claim(d).update(margins=[1]),
+     "claims.fedrolex.accuracy.low-heterogeneity-beats-heterofl.margins", "[1]"),
     (lambda d: _first_claim(d)["numbers"][next(iter(_first_claim(d)["numbers"]))]["values"].update({"0": "x"}),
      "values.0: Input should be a valid number", "'x'"),
 ])

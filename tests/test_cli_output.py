@@ -73,7 +73,8 @@ def test_plan_costs_each_run_from_the_stored_runs_and_totals_what_it_covers(tmp_
 
 
 def _request(variant: str, seed: int, profile: str = "smoke", experiment: str = "exp") -> RunRequest:
-    return RunRequest(experiment, variant, seed, profile, "kind", {}, {}, {}, f"{experiment}-{variant}-{seed}-{profile}")
+    return RunRequest(experiment, variant, seed, profile, "kind", {}, {}, {},
+                      f"{experiment}-{variant}-{seed}-{profile}")
 
 
 def test_a_run_is_costed_from_its_variant_then_its_experiment_at_its_profile_only() -> None:

@@ -60,7 +60,8 @@ def test_a_misspelt_setting_of_a_section_gets_the_closest_setting_of_that_sectio
 
 
 def test_a_misspelt_setting_of_a_method_part_gets_the_closest_of_its_own_settings(tmp_path: Path) -> None:
-    problem, line = _one_problem(tmp_path, "t_adapt: 5, coverage_guarantee: true}", "t_adpt: 5, coverage_guarantee: true}")
+    problem, line = _one_problem(tmp_path, "t_adapt: 5, coverage_guarantee: true}",
+                                 "t_adpt: 5, coverage_guarantee: true}")
     assert (str(problem.file), problem.field) == (SPEC, "variants.hasfl.config.federation.policy.t_adpt")
     assert problem.line == line
     assert problem.message.startswith("allocation policy 'hasfl': unknown setting 't_adpt'; did you mean 't_adapt'?")

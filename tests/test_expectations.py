@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.schema import claim as s
-from harness.verdicts.series import Observed, Series
 from harness.verdicts.outcome import most_needed
+from harness.verdicts.series import Observed, Series
 from harness.verdicts.stats import Power
 from harness.verdicts.verify import FAIL, PASS, SKIPPED, evaluate
 

@@ -375,7 +375,8 @@ def test_scaffold_control_variates_match_hand_reference() -> None:
     for name in x:
         torch.testing.assert_close(result.final_params[name], x[name], rtol=1e-5, atol=1e-6)
 
-    momentum = run_federation(family, data, dataclasses.replace(cfg, objective=Choice.of(ScaffoldObjective, keep_momentum=True)),
+    momentum = run_federation(family, data,
+                              dataclasses.replace(cfg, objective=Choice.of(ScaffoldObjective, keep_momentum=True)),
                               np.ones(4), seed=seed)
     assert not torch.allclose(momentum.final_params["weight"], x["weight"])
 

@@ -16,7 +16,8 @@ from methods.fedhenet.baselines import LinearFLConfig, exchanged_bytes, run_line
 from methods.fedhenet.features import extract_features
 from methods.fedhenet.pipeline import fedhenet_from_images, linear_fl_from_images
 from methods.fedhenet.protocol import run_fedhenet
-from tests.test_fedhenet_runner import DIM, _config, context  # noqa: F401 - the fixture is used by name
+from tests.test_fedhenet_runner import DIM, _config
+from tests.test_fedhenet_runner import context as context  # the fixture, re-exported for pytest
 
 FAKE = Backbone(name="fake", resolution=8, mean=(0.5,) * 3, std=(0.25,) * 3, feature_dim=DIM, weights_id="fake")
 
@@ -85,7 +86,7 @@ def fake_backbone(monkeypatch):
     monkeypatch.setattr(runner, "parameter_count", lambda backbone: 1000)
 
 
-def test_runner_from_images_records_pipeline_seconds_and_full_network_bytes(context, fake_backbone):  # noqa: F811
+def test_runner_from_images_records_pipeline_seconds_and_full_network_bytes(context, fake_backbone):
     metrics = kind("fedhenet").metrics
     avg = runner.run(_config(method="fedavg", rounds=2, pipeline="from_images"), 0, context)
     assert avg["pipeline_seconds"] > 0 and avg["pipeline"] == "from_images"
@@ -103,7 +104,7 @@ def test_runner_from_images_records_pipeline_seconds_and_full_network_bytes(cont
     assert metrics["total_bytes_full_network"].compute(enc, None) == enc["total_bytes"]
 
 
-def test_cached_runs_have_no_pipeline_seconds(context):  # noqa: F811
+def test_cached_runs_have_no_pipeline_seconds(context):
     record = runner.run(_config(method="fedavg", rounds=1), 0, context)
     assert math.isnan(kind("fedhenet").metrics["pipeline_seconds"].compute(record, None))
     assert record["wall_seconds"] > 0
@@ -115,7 +116,7 @@ def test_parameter_counts_are_the_extractors_without_classifier():
     assert backbones.parameter_count(backbones.get_backbone("resnet18")) == 11_689_512 - (512 * 1000 + 1000)
 
 
-def test_runner_from_images_meters_energy_and_the_fraction_saved_against_a_reference(context, fake_backbone):  # noqa: F811
+def test_runner_from_images_meters_energy_and_the_fraction_saved_against_a_reference(context, fake_backbone):
     metrics = kind("fedhenet").metrics
     avg = runner.run(_config(method="fedavg", rounds=2, pipeline="from_images"), 0, context)
     assert avg["pipeline_energy_joules"] > 0 and avg["energy_source"] in ("rapl", "cpu-time-proxy")

@@ -126,7 +126,8 @@ def test_a_rejected_download_is_unavailable_everywhere_not_an_error(project: Pat
     (verdict,) = outcome.verdicts
     assert verdict.status == "SKIPPED" and verdict.reason.startswith("data unavailable")
     assert outcome.data.fingerprints == {"shakespeare": "unavailable"}
-    assert "DataCheckFailed" in outcome.data.problems["shakespeare"] and "f" * 64 in outcome.data.problems["shakespeare"]
+    problem = outcome.data.problems["shakespeare"]
+    assert "DataCheckFailed" in problem and "f" * 64 in problem
     assert "is not the pinned" in console.getvalue()
     (request,) = outcome.requests
     record = outcome.store.get(request.key)

@@ -11,16 +11,16 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
 
-from harness import cli  # noqa: E402
-from harness.datasets.errors import DatasetUnavailable  # noqa: E402
-from harness.kinds import kind, registered_kinds  # noqa: E402
-from harness.kinds.base import ExperimentKind, NotApplicable  # noqa: E402
-from harness.runners.context import RunContext  # noqa: E402
-from harness.settings import default_cache_dir, scoped_code  # noqa: E402
-from methods.plain import json_safe  # noqa: E402
+from harness import cli
+from harness.datasets.errors import DatasetUnavailable
+from harness.kinds import kind, registered_kinds
+from harness.kinds.base import ExperimentKind, NotApplicable
+from harness.runners.context import RunContext
+from harness.settings import default_cache_dir, scoped_code
+from methods.plain import json_safe
 
 
 def example_record(experiment_kind: ExperimentKind) -> dict:
@@ -47,7 +47,7 @@ def read_everything(experiment_kind: ExperimentKind, record: dict) -> dict[str, 
         except NotApplicable:
             continue
         assert all(isinstance(v, float) for v in values), f"client quantity {name} is not a list of floats"
-    for name, plot in experiment_kind.plots.items():
+    for plot in experiment_kind.plots.values():
         figure, axes = plt.subplots()
         try:
             plot.draw(axes, {"example": [record]}, {"example": "example"})

@@ -16,7 +16,7 @@ from harness.running.store import ResultStore
 from harness.verdicts.verify import ERROR, FAIL, PASS, verify_claim
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 ROOT = Path(__file__).resolve().parents[1]
 FEDERATED = kind("federated_training")

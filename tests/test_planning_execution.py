@@ -95,7 +95,8 @@ def test_import_closures_separate_allocation_from_extraction() -> None:
     assert "methods.extraction" in coverage and "methods.allocation" not in coverage
     assert "harness.runners.allocation_rule" in rule and "harness.runners.context" in rule
     # Harness modules that do not compute results stay out of the key.
-    for module in ("harness.loading.catalog", "harness.verdicts.verify", "harness.running.store", "harness.running.execution"):
+    for module in ("harness.loading.catalog", "harness.verdicts.verify", "harness.running.store",
+                   "harness.running.execution"):
         assert module not in rule and module not in coverage
     fingerprint = provenance.code_fingerprint("harness.runners.allocation_rule")
     assert set(fingerprint) == set(rule) and all(len(d) == 64 for d in fingerprint.values())

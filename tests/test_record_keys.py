@@ -19,8 +19,8 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = {"cifar10": "c" * 64, "emnist": "e" * 64, "shakespeare": "s" * 64}
 CIFAR, SHAKESPEARE = ("hasfl-cifar10", "hasfl"), ("hasfl-shakespeare", "hasfl")
 FETCHING = ("harness.datasets.downloads", "harness.datasets.netguard", "harness.datasets.locations",
-            "harness.datasets.unpacking", "harness.datasets.hashing", "harness.running.fetching", "harness.running.provenance",
-            "harness.datasets.cifar10_source", "harness.datasets.emnist_source",
+            "harness.datasets.unpacking", "harness.datasets.hashing", "harness.running.fetching",
+            "harness.running.provenance", "harness.datasets.cifar10_source", "harness.datasets.emnist_source",
             "harness.datasets.shakespeare_source")
 
 
@@ -137,6 +137,7 @@ def test_switching_an_import_between_modules_defining_the_same_name_changes_the_
 
 def test_a_type_checking_import_is_outside_the_closure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _package(tmp_path, {"harness/a.py": "X = 1\n", "harness/b.py": "Y = 2\n",
-                        "harness/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from harness.b import Y\n"
+                        "harness/c.py": "from typing import TYPE_CHECKING\n"
+                                        "if TYPE_CHECKING:\n    from harness.b import Y\n"
                                         "def f():\n    from harness.a import X\n    return X\n"}, monkeypatch)
     assert provenance.import_closure("harness.c") == ["harness", "harness.a", "harness.c"]

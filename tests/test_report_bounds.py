@@ -51,7 +51,8 @@ def finding_problems(text: str) -> list[str]:
         elif tested["tested"] != want_tested:
             problems.append(f"line {number}: {claim} at {profile}: shows {tested['tested']!r}, tested {want_tested!r}")
         elif want_paper != want_tested and profile != "paper" and tested["paper"] != want_paper:
-            problems.append(f"line {number}: {claim} at {profile}: the paper's {want_paper!r} is not labelled beside it")
+            problems.append(f"line {number}: {claim} at {profile}: the paper's {want_paper!r} "
+                            "is not labelled beside it")
         if "the paper:" in line and "not tested at this scale" not in line:
             problems.append(f"line {number}: {claim} at {profile}: a paper bound without its label")
     return problems

@@ -19,8 +19,8 @@ from tests.test_sequential import (
     _settings,
     _stop_after_one_added_seed,
     _stored_seeds,
-    project,  # noqa: F401  (the fixture)
 )
+from tests.test_sequential import project as project  # the fixture, re-exported for pytest
 
 
 def _invoke(settings, **options):

@@ -51,7 +51,8 @@ TIGHT = (0.49, 0.51, 0.50, 0.505, 0.495)
 def test_value_tests_of_mean_and_every_seed(expectation) -> None:
     assert status(expectation, one(*TIGHT)) == PASS
     decision = evaluate(expectation, METRIC, one(*SPLIT))
-    assert decision.status == INCONCLUSIVE and "straddles" in decision.reason  # the mean meets it, the spread cannot tell
+    # the mean meets it, the spread cannot tell
+    assert decision.status == INCONCLUSIVE and "straddles" in decision.reason
     assert decision.power is not None and decision.power.needed > 2
     assert status(expectation, exact(0.5, 0.5)) == PASS  # a deterministic metric: one seed decides
     every = expectation.model_copy(update={"of": "every_seed"})

@@ -69,6 +69,7 @@ class FederationAudit:
         control = next((c for c in self.comparisons if c.against == "random-budget"), None)
         if control is not None and not control.interval[0] > 0:
             found.append(f"{self.federation}: not better than the matched-budget random control ({control.reading})")
+        assert self.coverage is not None  # set by the analysis of an available federation
         found += [f"{self.federation}: {w}" for w in self.coverage.warnings]
         return found
 
@@ -145,7 +146,8 @@ def _analyse(federation: FederationAudit, records: dict[str, dict[int, dict]], m
     ]
     federation.coverage = analysis.coverage(audited)
     for variant, results in federation.results.items():
-        means = [sum(r["mean_width"] for r in result["history"]) / len(result["history"]) for result in results.values()]
+        means = [sum(r["mean_width"] for r in result["history"]) / len(result["history"])
+                 for result in results.values()]
         federation.capacity[variant] = f"{sum(means) / len(means):.3f}"
 
 
@@ -200,6 +202,7 @@ def _audit(settings: Settings, policy: str, label: str, profile: str, federation
         if lacking:
             federation.unavailable = "; ".join(data.problems[d].splitlines()[0] for d in lacking)
         else:
-            _analyse(federation, _run(catalog, experiment, profile, settings, store, data.fingerprints, console), margin)
+            _analyse(federation, _run(catalog, experiment, profile, settings, store, data.fingerprints, console),
+                     margin)
         audit.federations.append(federation)
     return audit

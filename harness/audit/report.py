@@ -9,15 +9,15 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from rich.console import Console
+from rich.table import Table
 
-from harness.audit.analysis import StatisticValidation  # noqa: E402
-from harness.audit.audit import Audit, FederationAudit  # noqa: E402
-from harness.kinds import kind as experiment_kind  # noqa: E402
-from harness.running.store import json_safe  # noqa: E402
+from harness.audit.analysis import StatisticValidation
+from harness.audit.audit import Audit, FederationAudit
+from harness.kinds import kind as experiment_kind
+from harness.running.store import json_safe
 
 
 def _cell(text: Any) -> str:
@@ -84,7 +84,8 @@ def write_audit(audit: Audit, out_dir: Path) -> tuple[Path, Path]:
             lines += [f"**`{validation.statistic}`: {validation.reading}.**", "",
                       "| association | pooled r [95% interval] |", "|---|---|",
                       f"| with capacity, r(stat, p_max) | {validation.with_capacity.text()} |",
-                      f"| with data given capacity, r(stat, TV \\| p_max) | {validation.with_data_given_capacity.text()} |",
+                      f"| with data given capacity, r(stat, TV \\| p_max) | "
+                      f"{validation.with_data_given_capacity.text()} |",
                       f"| with data, r(stat, TV) | {validation.with_data.text()} |"]
             lines += [f"| {_cell(a.label)} | {a.text()} |" for a in validation.within_tiers.values()]
             lines += ["", f"![{validation.statistic} against capacity]({os.path.relpath(picture, out_dir)})", ""]
@@ -102,6 +103,7 @@ def write_audit(audit: Audit, out_dir: Path) -> tuple[Path, Path]:
                   "### 3. Coverage", "",
                   "| seed | never-trained coordinates | changed outside the trained union |", "|---|---|---|"]
         cov = federation.coverage
+        assert cov is not None  # set by the analysis of an available federation
         lines += [f"| {s} | {cov.never_covered_fraction[s]:.2%} | {cov.changed_outside_union[s]} |"
                   for s in cov.never_covered_fraction]
         lines += [""] + [f"> ⚠️ {w}" for w in cov.warnings] + ([""] if cov.warnings else [])
@@ -124,7 +126,9 @@ def print_audit(audit: Audit, console: Console) -> None:
             table.add_row(federation.federation, f"statistic {validation.statistic}", validation.reading)
         for comparison in federation.comparisons:
             table.add_row(federation.federation, f"vs {comparison.against}", comparison.reading)
-        table.add_row(federation.federation, "coverage", "; ".join(federation.coverage.warnings) or "every coordinate trained")
+        assert federation.coverage is not None  # set by the analysis of an available federation
+        table.add_row(federation.federation, "coverage",
+                      "; ".join(federation.coverage.warnings) or "every coordinate trained")
     console.print(table)
     colour = "red" if audit.findings else "green"
     console.print(f"[{colour}]{len(audit.findings)} finding(s)[/]" + "".join(f"\n- {f}" for f in audit.findings))

@@ -8,12 +8,12 @@ from __future__ import annotations
 import tarfile
 import zipfile
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from .errors import DataCheckFailed
 
 
-def read_limited(stream: BinaryIO, max_bytes: int, what: str) -> bytes:
+def read_limited(stream: IO[bytes], max_bytes: int, what: str) -> bytes:
     """All of ``stream``, or DataCheckFailed once more than ``max_bytes`` come out of it."""
     data = stream.read(max_bytes + 1)
     if len(data) > max_bytes:

@@ -11,7 +11,7 @@ import shutil
 import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import IO
 
 from .archives import read_tar_member
 from .errors import DataCheckFailed
@@ -50,7 +50,7 @@ def extract_tar_folder(archive: Path, folder: str, destination: Path, max_member
     return final
 
 
-def gunzip_limited(compressed: BinaryIO, target: Path, max_bytes: int, what: str) -> None:
+def gunzip_limited(compressed: IO[bytes], target: Path, max_bytes: int, what: str) -> None:
     """Decompress a gzip stream into ``target`` (atomically), refused above ``max_bytes``."""
     handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-", suffix=".part")
     try:

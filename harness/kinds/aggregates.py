@@ -4,15 +4,15 @@ Every kind that declares per-client quantities also offers `clients_max`, `clien
 `clients_mean` and `clients_quantile`, each with `args: {quantity: <name>}`, optionally
 `tier: <cap>` (only the clients whose capacity cap p_max equals it) and, for the quantile,
 `q` in [0, 1]; kinds with capacity caps also `clients_tier_ratio` (`args: {quantity, high, low}`:
-the quantity's mean over tier `high` divided by its mean over tier `low`). "The largest allocation in the federation" is then
-`{metric: clients_max, args: {quantity: final_allocation}}`.
+the quantity's mean over tier `high` divided by its mean over tier `low`). "The largest allocation
+in the federation" is then `{metric: clients_max, args: {quantity: final_allocation}}`.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, create_model
@@ -31,7 +31,7 @@ REDUCERS: dict[str, tuple[str, Callable[[np.ndarray, float], float]]] = {
 
 def _args_model(kind: ExperimentKind, quantile: bool) -> type[StrictModel]:
     names = tuple(kind.client_quantities)
-    fields = {"quantity": (Literal[names], ...)}  # type: ignore[valid-type]
+    fields: dict[str, Any] = {"quantity": (Literal[names], ...)}
     if TIER_QUANTITY in kind.client_quantities:
         fields["tier"] = (float | None, Field(None, gt=0.0, le=1.0,
                                               description="only clients whose capacity cap p_max equals this"))
@@ -56,8 +56,9 @@ def _compute(kind: ExperimentKind, reduce: Callable[[np.ndarray, float], float])
 def _tier_ratio_args(kind: ExperimentKind) -> type[StrictModel]:
     names = tuple(kind.client_quantities)
     tier = (float, Field(gt=0.0, le=1.0))
+    # A Literal of names known at runtime only, which mypy cannot read as a type.
     return create_model(f"{kind.name}_clients_tier_ratio_args", __base__=StrictModel,
-                        quantity=(Literal[names], ...), high=tier, low=tier)  # type: ignore[valid-type]
+                        quantity=(Literal[names], ...), high=tier, low=tier)  # type: ignore[arg-type]
 
 
 def _tier_ratio(kind: ExperimentKind):

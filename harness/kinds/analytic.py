@@ -180,10 +180,12 @@ MASK_COVERAGE = ExperimentKind(
         "cycle_count_spread": CoverageMetric("largest (max − min) of the per-group counts at any full-cycle boundary "
                                      "(every I rounds) over all trials; 0 = perfectly even",
                                      lambda r, a: float(max(b["max"] - b["min"] for b in _boundaries(r)))),
-        "cycle_count_cv": CoverageMetric("mean coefficient of variation of the per-group counts at the cycle boundaries",
-                                 lambda r, a: statistics.fmean(b["cv"] for b in _boundaries(r))),
+        "cycle_count_cv": CoverageMetric("mean coefficient of variation of the per-group counts at the cycle "
+                                         "boundaries",
+                                         lambda r, a: statistics.fmean(b["cv"] for b in _boundaries(r))),
         "uncovered_fraction": CoverageMetric("mean over trials of the fraction of groups covered fewer than m times "
-                                     "when the trial ended", lambda r, a: statistics.fmean(r["uncovered_fraction_at_end"])),
+                                             "when the trial ended",
+                                             lambda r, a: statistics.fmean(r["uncovered_fraction_at_end"])),
         "kept_groups_code": CoverageMetric("the groups kept at a round of the first trial as one number, Σ 2^g over "
                                    "the kept groups g (groups a, b, c, … are 0, 1, 2, …): {a, b, c, d} is 15",
                                    lambda r, a: _kept_groups_code(r, a.round), args=RoundArg),

@@ -164,8 +164,9 @@ class ExperimentKind:
     """What a claim on this kind's records rests on (see `Evidence`)."""
     client_quantities: Mapping[str, ClientQuantity] = field(default_factory=dict)
     plots: Mapping[str, Plot] = field(default_factory=dict)
-    datasets: Callable[[BaseModel], list[str]] = lambda config: []
-    code_sources: Callable[[BaseModel], list[str]] = lambda config: []
+    datasets: Callable[[Any], list[str]] = lambda config: []
+    """The data sets a run loads, from its config (an instance of the runner's `Config`)."""
+    code_sources: Callable[[Any], list[str]] = lambda config: []
     """Code a run loads by name from its config (a user's policy: a module name or a file path),
     hashed into the run's key beside the runner's import closure."""
     learning: Learning | None = None

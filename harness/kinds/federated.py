@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import Any
 
 import numpy as np
 
+from harness.extensions import ExtensionPoint
 from harness.kinds import federated_adaptation as adaptation
 from harness.kinds import federated_updates as updates
 from harness.kinds.base import (
@@ -147,7 +149,8 @@ def _at_cap(result) -> list[float]:
 def _named_sources(config) -> list[str]:
     """The modules a config names: its model family's and its method's parts' (policy, objective, round hook)."""
     federation = config.federation
-    named = [(POLICIES, federation.policy), (OBJECTIVES, federation.objective), (ROUND_HOOKS, federation.round_hook)]
+    named: list[tuple[ExtensionPoint[Any], Any]] = [(POLICIES, federation.policy), (OBJECTIVES, federation.objective),
+                                                    (ROUND_HOOKS, federation.round_hook)]
     return model_sources(config.model) + [source for point, part in named if part is not None
                                           for source in point.sources(part["name"])]
 
@@ -160,7 +163,8 @@ def _draw_accuracy(ax, results_by_variant, labels):
         common = sorted(set.intersection(*(set(c) for c in curves)))
         rounds = [t + 1 for t in common]
         values = 100.0 * np.array([[c[t] for t in common] for c in curves]).reshape(len(curves), len(common))
-        line, = ax.plot(rounds, values.mean(axis=0), label=f"{labels[variant]} (mean, band: seed range, n={len(results)})")
+        line, = ax.plot(rounds, values.mean(axis=0),
+                        label=f"{labels[variant]} (mean, band: seed range, n={len(results)})")
         if len(results) > 1:
             ax.fill_between(rounds, values.min(axis=0), values.max(axis=0), color=line.get_color(), alpha=0.15,
                             linewidth=0)
@@ -170,7 +174,7 @@ def _draw_accuracy(ax, results_by_variant, labels):
 
 
 def _draw_h_tilde(ax, results_by_variant, labels):
-    for variant, results in results_by_variant.items():
+    for results in results_by_variant.values():
         caps = np.concatenate([r["caps"] for r in results])
         h = np.concatenate([_h_tilde(r) for r in results])
         tv = np.concatenate([r["tv_distance"] for r in results])

@@ -98,7 +98,8 @@ def _draw_bytes(ax, results_by_variant, labels):
 
 
 def _draw_seconds(ax, results_by_variant, labels):
-    _bars(ax, results_by_variant, labels, lambda r: _or_nan(r.get("wall_seconds")), "training seconds on cached features")
+    _bars(ax, results_by_variant, labels, lambda r: _or_nan(r.get("wall_seconds")),
+          "training seconds on cached features")
 
 
 def _draw_pipeline_seconds(ax, results_by_variant, labels):

@@ -18,7 +18,8 @@ def _row(result, args: ShapeArg) -> dict:
         if row["feature_dim"] == args.feature_dim and row["client_samples"] == args.client_samples:
             return row
     measured = sorted({(r["feature_dim"], r["client_samples"]) for r in result["rows"]})
-    raise NotApplicable(f"(D, n_k) = ({args.feature_dim}, {args.client_samples}) was not measured; measured: {measured}")
+    raise NotApplicable(f"(D, n_k) = ({args.feature_dim}, {args.client_samples}) was not measured; "
+                        f"measured: {measured}")
 
 
 def _field(key: str):
@@ -65,6 +66,6 @@ FEDHENET_PAYLOAD = ExperimentKind(
                          "float_bytes": 4,
                          "ckks": {"poly_modulus_degree": 8192, "coeff_mod_bit_sizes": [60, 40, 40, 60],
                                   "global_scale_bits": 40}},
-                        args=dict.fromkeys(("payload_ratio", "upload_bytes_encrypted", "upload_bytes_plain", "us_bytes"),
-                                           {"feature_dim": 16, "client_samples": 8})),
+                        args=dict.fromkeys(("payload_ratio", "upload_bytes_encrypted", "upload_bytes_plain",
+                                            "us_bytes"), {"feature_dim": 16, "client_samples": 8})),
 )

@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from harness.errors import Problem, SpecError, closest, did_you_mean, format_field, unknown
 from harness.extensions import ExtensionPoint, UnknownExtension
@@ -148,7 +149,7 @@ def _data_path(data: Any, loc: tuple) -> tuple[str | int, ...]:
     return tuple(path)
 
 
-def _message(error: dict, model: type[BaseModel] | None = None) -> tuple[str, tuple]:
+def _message(error: ErrorDetails, model: type[BaseModel] | None = None) -> tuple[str, tuple]:
     """The message of one pydantic error and any extra path element it points at. With the model
     that was validated (a kind's Config), an unknown key gets the closest setting at its level."""
     kind = error["type"]
@@ -264,7 +265,8 @@ def _reference_problems(spec: ExperimentSpec, doc: Document, kind: ExperimentKin
                 edges.setdefault(variant, []).append((target, where))
             if metric not in kind.metrics:
                 problems.append(doc.problem((*where, "metric"), f"unknown metric {metric!r} for kind {kind.name!r} "
-                                                                f"in a config reference{did_you_mean(str(metric), kind.metrics)}"))
+                                                                "in a config reference"
+                                                                f"{did_you_mean(str(metric), kind.metrics)}"))
     reported: set[frozenset[str]] = set()
     for start in edges:
         cycle = _cycle_from(start, edges)
@@ -341,7 +343,8 @@ def load_specs(specs_dir: Path | list[Path], root: Path | None, problems: list[P
             continue
         if spec.experiment in specs:
             other = specs[spec.experiment].doc.file
-            problems.append(doc.problem(("experiment",), f"duplicate experiment id {spec.experiment!r} (also in {other})"))
+            problems.append(doc.problem(("experiment",),
+                                        f"duplicate experiment id {spec.experiment!r} (also in {other})"))
             continue
         try:
             kind = experiment_kind(spec.kind)
@@ -369,7 +372,8 @@ def _check_spec(spec: ExperimentSpec, doc: Document, kind: ExperimentKind, probl
     for index, figure in enumerate(spec.figures):
         if figure.plot not in kind.plots:
             problems.append(doc.problem(("figures", index, "plot"),
-                                        f"unknown plot {figure.plot!r} for kind {kind.name!r}{did_you_mean(figure.plot, kind.plots)}"))
+                                        f"unknown plot {figure.plot!r} for kind {kind.name!r}"
+                                        f"{did_you_mean(figure.plot, kind.plots)}"))
         for j, variant in enumerate(figure.variants):
             if variant not in spec.variants:
                 problems.append(doc.problem(("figures", index, "variants", j),
@@ -425,7 +429,8 @@ def load_claims(claims_dir: Path | list[Path], root: Path | None, specs: dict[st
             path = ("claims", index)
             if claim.id in first_seen:
                 where = first_seen[claim.id]
-                problems.append(doc.problem((*path, "id"), f"duplicate claim id {claim.id!r} (first at {where.file}:{where.line})"))
+                problems.append(doc.problem((*path, "id"),
+                                            f"duplicate claim id {claim.id!r} (first at {where.file}:{where.line})"))
                 continue
             first_seen[claim.id] = doc.problem((*path, "id"), "")
             if claim.experiment not in specs and claim.experiment in spec_ids:
@@ -434,7 +439,8 @@ def load_claims(claims_dir: Path | list[Path], root: Path | None, specs: dict[st
             loaded = LoadedClaim(claim, claim_file.paper, doc, path)
             if _check_claim(loaded, specs, spec_ids, problems):
                 claims.append(loaded)
-        problems.extend(_broken_spec_problem(doc, experiment, indices) for experiment, indices in on_broken_specs.items())
+        problems.extend(_broken_spec_problem(doc, experiment, indices)
+                        for experiment, indices in on_broken_specs.items())
         _check_families(doc, claim_file, problems)
     return claims, papers
 
@@ -476,13 +482,15 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
         return False
     spec, kind = target.spec, target.kind
     if spec.paper != loaded.paper:
-        report(("experiment",), f"experiment {claim.experiment!r} belongs to paper {spec.paper!r}, not {loaded.paper!r}")
+        report(("experiment",),
+               f"experiment {claim.experiment!r} belongs to paper {spec.paper!r}, not {loaded.paper!r}")
     obs = claim.observe
     variants_field = "of"
     for j, variant in enumerate(obs.variants):
         if variant not in spec.variants:
             sub = ("observe", variants_field) if isinstance(obs.of, str) else ("observe", variants_field, j)
-            report(sub, f"unknown variant {variant!r} of experiment {spec.experiment!r}{did_you_mean(variant, spec.variants)}")
+            report(sub, f"unknown variant {variant!r} of experiment {spec.experiment!r}"
+                        f"{did_you_mean(variant, spec.variants)}")
     if isinstance(obs, claim_schema.CorrelationObservation):
         names = [*obs.correlation, *([obs.given] if obs.given else [])]
         for j, name in enumerate(names):
@@ -494,7 +502,8 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
         metric_key = next(k for k in claim_schema.OBSERVATION_KEYS if k in type(obs).model_fields)
         metric = kind.metrics.get(obs.metric)
         if metric is None:
-            report(("observe", metric_key), f"unknown metric {obs.metric!r} for kind {kind.name!r}{did_you_mean(obs.metric, kind.metrics)}")
+            report(("observe", metric_key), f"unknown metric {obs.metric!r} for kind {kind.name!r}"
+                                            f"{did_you_mean(obs.metric, kind.metrics)}")
         else:
             try:
                 metric.args.model_validate(obs.args)
@@ -503,35 +512,42 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
     for profile, expectation in claim.expect.items():
         sub = ("expect", profile)
         if profile not in spec.profiles:
-            report(sub, f"unknown profile {profile!r} of experiment {spec.experiment!r}{did_you_mean(profile, spec.profiles)}")
+            report(sub, f"unknown profile {profile!r} of experiment {spec.experiment!r}"
+                        f"{did_you_mean(profile, spec.profiles)}")
         for message in expectation.fit_problems(obs, spec.variants):
             report(sub, message)
-        if profile in spec.profiles and _exact_equality_of_a_varying_mean(target, obs, expectation, profile):
-            report(sub, f"equals {expectation.equals} without a tolerance, tested on the mean of '{obs.metric}', "
-                        "which varies with the seed: a t-interval is never a single point, so it can never PASS "
-                        "(state a tolerance, or read each seed with `of: every_seed`)")
-        fixed = _fixed_under_spread(target, obs, expectation, profile) if profile in spec.profiles else []
-        if fixed:
-            report(sub, f"the spread of '{obs.metric}' over seeds is a ratio of standard deviations, but the metric "
-                        f"is fixed by the config of {', '.join(repr(v) for v in fixed)} at this profile (declared "
-                        "deterministic): its standard deviation is 0 and the ratio 0/0 or infinite on every run")
+        if profile in spec.profiles:
+            for problem in (_exact_equality_of_a_varying_mean(target, obs, expectation, profile),
+                            _spread_fixed_by_config(target, obs, expectation, profile)):
+                if problem:
+                    report(sub, problem)
     return len(problems) == before
 
 
-def _fixed_under_spread(target: LoadedSpec, obs, expectation, profile: str) -> list[str]:
-    """The variants of a spread observation whose metric the kind declares deterministic at `profile`."""
+def _spread_fixed_by_config(target: LoadedSpec, obs, expectation, profile: str) -> str | None:
+    """A spread observation of a metric the kind declares deterministic at `profile` for some variant."""
     if not isinstance(obs, claim_schema.SpreadObservation) or expectation.skips:
-        return []
+        return None
     metric, configs = _metric_configs(target, obs, profile)
-    return [variant for variant, config in configs.items() if metric is not None and metric.is_deterministic(config)]
+    fixed = [variant for variant, config in configs.items() if metric is not None and metric.is_deterministic(config)]
+    if not fixed:
+        return None
+    return (f"the spread of '{obs.metric}' over seeds is a ratio of standard deviations, but the metric "
+            f"is fixed by the config of {', '.join(repr(v) for v in fixed)} at this profile (declared "
+            "deterministic): its standard deviation is 0 and the ratio 0/0 or infinite on every run")
 
 
-def _exact_equality_of_a_varying_mean(target: LoadedSpec, obs, expectation, profile: str) -> bool:
+def _exact_equality_of_a_varying_mean(target: LoadedSpec, obs, expectation, profile: str) -> str | None:
+    """An `equals` without a tolerance on a mean that varies with the seed."""
     if not (expectation.exact_equality_of_the_mean
             and isinstance(obs, (claim_schema.MetricObservation, claim_schema.DifferenceObservation))):
-        return False
+        return None
     metric, configs = _metric_configs(target, obs, profile)
-    return metric is not None and not all(metric.is_deterministic(config) for config in configs.values())
+    if metric is None or all(metric.is_deterministic(config) for config in configs.values()):
+        return None
+    return (f"equals {expectation.equals} without a tolerance, tested on the mean of '{obs.metric}', "
+            "which varies with the seed: a t-interval is never a single point, so it can never PASS "
+            "(state a tolerance, or read each seed with `of: every_seed`)")
 
 
 def _metric_configs(target: LoadedSpec, obs, profile: str) -> tuple[Any, dict[str, dict]]:
@@ -574,7 +590,12 @@ PAPERS: ExtensionPoint[ModuleType] = ExtensionPoint(
 def installed_papers() -> list[Path]:
     """The folders of the papers installed packages register (`fedclaims.papers`: a package whose
     folder holds claims/ and specs/, loaded beside the project's own)."""
-    return [Path(PAPERS.load(name).__file__).parent for name in PAPERS.names()]
+    folders = []
+    for name in PAPERS.names():
+        file = PAPERS.load(name).__file__
+        assert file is not None  # PAPERS accepts only a package loaded from a folder
+        folders.append(Path(file).parent)
+    return folders
 
 
 def load_project(settings) -> Catalog:

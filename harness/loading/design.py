@@ -48,7 +48,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scipy import stats as scipy_stats
 
@@ -56,8 +56,8 @@ from harness.errors import Problem
 from harness.verdicts.stats import PRACTICAL_UNITS, Correlation, fisher_z, pooled_correlation, sign_test_seeds
 
 if TYPE_CHECKING:
-    from harness.schema import claim as schema
     from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec
+    from harness.schema import claim as schema
 
 DEFAULT_TAU = 0.1
 """Between-seed standard deviation of a correlation's Fisher z where no stored records give one:
@@ -68,8 +68,8 @@ r(p, TV | p^max))."""
 RULES = [
     "`fedclaims validate` checks, before any run and from the design alone (the profile's seeds, the clients per "
     "run, the test, the width of the range and a planning spread), that each claim's PASS and FAIL are reachable "
-    "at some number of seeds under its test (`harness.loading.design`). It refuses a claim where one is not (file, line "
-    "and field, with the reason and what would make it decidable) and lists, without failing, the claims whose "
+    "at some number of seeds under its test (`harness.loading.design`). It refuses a claim where one is not (file, "
+    "line and field, with the reason and what would make it decidable) and lists, without failing, the claims whose "
     "profile has fewer seeds than they need; `fedclaims design` prints every claim's figures.",
     "A range on the mean over seeds needs n seeds with 2 · t(α, n − 1) · σ / √n ≤ its width (σ the planning "
     "spread), and cannot PASS at width 0 on a value that varies with the seed. A correlation range on every seed "
@@ -171,7 +171,7 @@ def _stored_sd(numbers: SeriesNumbers | None) -> tuple[float, int] | None:
     """The largest seed standard deviation among the stored series, and their fewest seeds."""
     if not numbers:
         return None
-    pairs = [(data.get("std"), data.get("n") or 0) for data in numbers.values()]
+    pairs: list[tuple[Any, int]] = [(data.get("std"), data.get("n") or 0) for data in numbers.values()]
     if not pairs or any(not isinstance(sd, (int, float)) or not math.isfinite(sd) or n < 2 for sd, n in pairs):
         return None
     return max(float(sd) for sd, _ in pairs), min(n for _, n in pairs)
@@ -241,11 +241,11 @@ def clients_per_run(config: Any) -> int | None:
     return None
 
 
-def _configs(target: "LoadedSpec", variants: list[str], profile: str) -> list[dict]:
+def _configs(target: LoadedSpec, variants: list[str], profile: str) -> list[dict]:
     return [target.resolve(variant, profile).model_dump(mode="json") for variant in variants]
 
 
-def _fixed_by_config(target: "LoadedSpec", obs, configs: list[dict]) -> bool:
+def _fixed_by_config(target: LoadedSpec, obs, configs: list[dict]) -> bool:
     """Every value the claim reads is fixed by its run's config (one seed decides)."""
     if obs.key in ("correlation", "spread"):
         return False
@@ -253,7 +253,7 @@ def _fixed_by_config(target: "LoadedSpec", obs, configs: list[dict]) -> bool:
     return metric is not None and all(metric.is_deterministic(config) for config in configs)
 
 
-def _structural(target: "LoadedSpec", obs) -> bool:
+def _structural(target: LoadedSpec, obs) -> bool:
     metric = target.kind.metrics.get(getattr(obs, "metric", ""))
     return metric is not None and metric.structural
 
@@ -370,7 +370,7 @@ def _spread_design(expectation) -> Reading:
                                   f"from {seeds} seeds of each"), ""
 
 
-def design_of(catalog: "Catalog", claim_id: str, profile: str,
+def design_of(catalog: Catalog, claim_id: str, profile: str,
               spreads: SpreadSource = no_stored_spreads) -> Design | None:
     """The design of one claim at one profile (None where it states no expectation or skips)."""
     loaded = catalog.claim(claim_id)
@@ -394,8 +394,9 @@ def design_of(catalog: "Catalog", claim_id: str, profile: str,
                                        "directly", ""))
     if obs.key == "correlation":
         counts = [clients_per_run(config) for config in configs]
-        clients = min(counts) if all(c is not None for c in counts) else None
-        return made(_correlation_design(obs, expectation, clients, numbers))
+        known = [c for c in counts if c is not None]
+        clients = min(known) if len(known) == len(counts) else None
+        return made(_correlation_design(cast("schema.CorrelationObservation", obs), expectation, clients, numbers))
     if obs.key == "spread":
         return made(_spread_design(expectation))
     return made(expectation.design(numbers))
@@ -414,14 +415,14 @@ def within_spread_design(expectation) -> Reading:
     return True, True, 2, 2, "equivalence within a seed spread needs 2 seeds (more as the spreads demand)", ""
 
 
-def _declared_profiles(catalog: "Catalog", loaded: "LoadedClaim") -> list[str]:
+def _declared_profiles(catalog: Catalog, loaded: LoadedClaim) -> list[str]:
     """The profiles a claim states expectations at in its file (a study's points inherit their base's)."""
     from harness.loading.studies import generated_profiles
     points = generated_profiles(catalog.studies.values())
     return [profile for profile in loaded.claim.expect if profile not in points]
 
 
-def designs(catalog: "Catalog", spreads: SpreadSource = no_stored_spreads) -> list[Design]:
+def designs(catalog: Catalog, spreads: SpreadSource = no_stored_spreads) -> list[Design]:
     """The design of every claim at every profile it states an expectation at."""
     found = []
     for loaded in catalog.claims:
@@ -432,7 +433,7 @@ def designs(catalog: "Catalog", spreads: SpreadSource = no_stored_spreads) -> li
     return found
 
 
-def design_problems(catalog: "Catalog") -> list[Problem]:
+def design_problems(catalog: Catalog) -> list[Problem]:
     """Each expectation whose PASS or FAIL no number of seeds can reach, at its file, line and field.
 
     Reachability does not depend on a planning spread, so no stored numbers are read."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, TypeAdapter, create_model
 
@@ -17,8 +17,10 @@ def spec_schema() -> dict:
     members = []
     for name, kind in registered_kinds().items():
         members.append(create_model(f"Spec_{name}", __base__=ExperimentSpec,
-                                    kind=(Literal[name], ...), config=(kind.config_model, ...)))
-    union = Annotated[Union[tuple(members)], Field(discriminator="kind")]
+                                    kind=(Literal[name], ...),  # type: ignore[arg-type]  # name known at runtime
+                                    config=(kind.config_model, ...)))
+    # The members are known at runtime only: typing.Union spells a union of a tuple of them, X | Y cannot.
+    union: Any = Annotated[Union[tuple(members)], Field(discriminator="kind")]  # noqa: UP007
     schema = TypeAdapter(union).json_schema()
     schema["title"] = "fedclaims experiment spec"
     return schema

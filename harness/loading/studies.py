@@ -22,8 +22,8 @@ from harness.loading.yamlsource import Document
 from harness.schema.spec import ExperimentSpec, Profile, Study
 
 if TYPE_CHECKING:
-    from harness.schema.claim import Claim
     from harness.loading.catalog import LoadedClaim, LoadedSpec
+    from harness.schema.claim import Claim
 
 PAPER_PROFILE = "paper"
 """The profile whose expectation states what the paper reports: a study draws it as a band."""
@@ -166,7 +166,7 @@ class _StudyCheck:
                 if claim_id in self.declared_claims:
                     self.report(where, f"claim {claim_id!r} has errors of its own (see its claim file)")
                 else:
-                    ours = [c for c, l in self.claims.items() if l.claim.experiment == experiment]
+                    ours = [c for c, other in self.claims.items() if other.claim.experiment == experiment]
                     self.report(where, f"unknown claim {claim_id!r}{did_you_mean(claim_id, ours)}")
                 continue
             if loaded.claim.experiment != experiment:
@@ -220,7 +220,8 @@ def load_studies(specs: dict[str, LoadedSpec], claims: list[LoadedClaim], declar
         for name, study in loaded.spec.studies.items():
             if name in studies:
                 other = studies[name].doc.file
-                problems.append(loaded.doc.problem(("studies", name), f"duplicate study name {name!r} (also in {other})"))
+                problems.append(loaded.doc.problem(("studies", name),
+                                                   f"duplicate study name {name!r} (also in {other})"))
                 continue
             check = _StudyCheck(name, loaded, by_id, declared_claims, problems)
             variants = check.run()
@@ -229,8 +230,8 @@ def load_studies(specs: dict[str, LoadedSpec], claims: list[LoadedClaim], declar
             points = tuple(StudyPoint(value, point_profile_name(study.profile, point_settings(study, value)))
                            for value in study.points)
             studies[name] = LoadedStudy(name, loaded.spec.experiment, study, loaded.doc, points, tuple(variants))
-    for study in studies.values():
-        _attach(study, specs[study.experiment], by_id)
+    for loaded_study in studies.values():
+        _attach(loaded_study, specs[loaded_study.experiment], by_id)
     return studies
 
 

@@ -82,13 +82,13 @@ ENCODING_RULES = [
     "client, not about every client on every seed.",
     "**Rounding-aware bounds.** A number the paper prints stands for every value that rounds to it: '0.69' covers "
     "[0.685, 0.695), '6–7%' covers [5.5%, 7.5%), 'r between −0.72 and −0.84' covers [−0.845, −0.715] (a "
-    "`between` is inclusive at both ends). Bounds are never narrower than the paper's rounding. A hedged number ('about', 'roughly', 'approximately', "
-    "'~') gets a wider tolerance: ±10% of the value for ratios, fractions, counts and losses, ±1 point for an "
-    "accuracy in percent; 'an order of magnitude' is a ratio whose log10 rounds to 1, [10^0.5, 10^1.5]. A mean "
-    "± std from a table is tested with the std as tolerance. A tolerance wider than these needs a reason that is "
-    "not the outcome, stated in the note: the quantity depends on random draws the paper does not report (the "
-    "capacity caps behind an average capacity), or on details the paper leaves out and the project reconstructs "
-    "(a message layout).",
+    "`between` is inclusive at both ends). Bounds are never narrower than the paper's rounding. A hedged number "
+    "('about', 'roughly', 'approximately', '~') gets a wider tolerance: ±10% of the value for ratios, fractions, "
+    "counts and losses, ±1 point for an accuracy in percent; 'an order of magnitude' is a ratio whose log10 rounds to "
+    "1, [10^0.5, 10^1.5]. A mean ± std from a table is tested with the std as tolerance. A tolerance wider than these "
+    "needs a reason that is not the outcome, stated in the note: the quantity depends on random draws the paper does "
+    "not report (the capacity caps behind an average capacity), or on details the paper leaves out and the project "
+    "reconstructs (a message layout).",
     "**The paper's quantities, not constructed comparators.** A claim compares what the paper compares: its "
     "baselines as the paper or the authors' code define them, its ratios rather than a weaker ordering. A "
     "comparator neither the paper nor the authors' code has is not a claim.",

@@ -140,7 +140,7 @@ def _merged_pairs(node: yaml.MappingNode, path: Path_, doc: Document) -> list[tu
     return merged + own
 
 
-def _build(loader: yaml.SafeLoader | SafeLoader, node: yaml.Node, path: Path_, doc: Document) -> Any:
+def _build(loader: yaml.constructor.SafeConstructor, node: yaml.Node, path: Path_, doc: Document) -> Any:
     if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in PLAIN_COLLECTION_TAGS:
         raise SpecError([Problem(doc.file, node.start_mark.line + 1, format_field(path),
                                  f"tag {node.tag!r} is not allowed: a claim or spec holds plain mappings, "

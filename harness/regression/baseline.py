@@ -16,9 +16,9 @@ How a check compares (docs/regression.md states the rule in full):
   - a verdict that moved is *fragile* when its recorded statistics were nearer the new verdict
     than the reach of the measured drift (`harness.regression.drift.near_margin`: the 99% quantile of the
     statistic's move when its recorded seeds move by the drift; at least one standard error),
-    whatever the two verdicts (PASS <-> FAIL included); further away it fails. A fragile move fails too when the claim's own series show a shift (Holm over the
-    fragile claims at the check's level); only a fragile move with no detectable shift is a
-    warning.
+    whatever the two verdicts (PASS <-> FAIL included); further away it fails. A fragile move
+    fails too when the claim's own series show a shift (Holm over the fragile claims at the
+    check's level); only a fragile move with no detectable shift is a warning.
   - each claim states the smallest shift its drift tests detect with 80% power.
 - Always: a series or seed the baseline has not recorded fails; an ERROR fails; a baseline of
   another profile is refused. A FAIL is kept with its numbers: it documents a claim that does not
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,7 @@ def check_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[str,
         if failure:
             result.failures.append(failure)
             return result
+        assert fragile is not None  # a move that is not a failure is fragile
         result.fragile.append(fragile)
     if entry.get("compare") == "verdict":
         return result
@@ -326,13 +328,13 @@ def compare(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = 
     return check(verdicts, baseline, complete).differences
 
 
-def _entry(verdict: Verdict, old: dict[str, Any], varying: set[str]) -> dict[str, Any]:
+def _entry(verdict: Verdict, old: dict[str, Any], varying: Collection[str]) -> dict[str, Any]:
     if verdict.data_unavailable:
         return {"status": UNAVAILABLE, "reason": verdict.reason}
     entry = {"status": verdict.status, "reason": verdict.reason, "observed": verdict.observed,
-             "experiment": verdict.experiment, "runs": drift_io.runs_identity(verdict.runs), "numerics": verdict.numerics,
-             "margins": json_safe(verdict.margins), "evidence": json_safe(verdict.evidence),
-             "numbers": json_safe(verdict.numbers)}
+             "experiment": verdict.experiment, "runs": drift_io.runs_identity(verdict.runs),
+             "numerics": verdict.numerics, "margins": json_safe(verdict.margins),
+             "evidence": json_safe(verdict.evidence), "numbers": json_safe(verdict.numbers)}
     if "tolerance" in old:
         entry["tolerance"] = old["tolerance"]
     if verdict.claim in varying:
@@ -341,7 +343,7 @@ def _entry(verdict: Verdict, old: dict[str, Any], varying: set[str]) -> dict[str
 
 
 def updated(verdicts: list[Verdict], profile: str, previous: dict[str, Any] | None,
-            varying: set[str] = frozenset(), complete: bool = True,
+            varying: Collection[str] = frozenset(), complete: bool = True,
             numerics: dict[str, Any] | None = None) -> dict[str, Any]:
     """A new baseline from the verdicts, keeping the tolerances and the drift measurement stated
     in the previous one.

@@ -8,11 +8,12 @@ group holds one run length, and within it per series.
 
 **Measuring.** Recordings are baselines (or REPORT.json files) of the same records under other
 numerics. Recordings of one numerics fingerprint (the same machine and pins, say, under two codes
-whose histories are bit-identical) are one numerics: they count once (`distinct_numerics`). For every (experiment, series, seed) the k distinct numerics'
-values give k − 1 degrees of freedom and a sum of squared deviations SS about their mean; the
-drift scale τ of a group is the standard deviation of a *difference* between two numerics,
-τ² = 2 · ΣSS / Σ(k − 1), with `count` = Σ(k − 1) degrees of freedom. The same is kept per series,
-and Bartlett's test says whether the series of a group drift alike (`heterogeneity_p`).
+whose histories are bit-identical) are one numerics: they count once (`distinct_numerics`). For
+every (experiment, series, seed) the k distinct numerics' values give k − 1 degrees of freedom
+and a sum of squared deviations SS about their mean; the drift scale τ of a group is the
+standard deviation of a *difference* between two numerics, τ² = 2 · ΣSS / Σ(k − 1), with `count`
+= Σ(k − 1) degrees of freedom. The same is kept per series, and Bartlett's test says whether the
+series of a group drift alike (`heterogeneity_p`).
 
 **Testing.** A series observed under other numerics is compared with its recorded values seed by
 seed: with d_s the per-seed differences over n seeds, Σ d_s² / (n τ²) follows F(n, count) when
@@ -382,8 +383,8 @@ def _source_drift(item: Mapping[str, Any], numbers: Mapping[str, Any], experimen
     two) and the measured drift of one of them; None when they are not recorded or their drift was
     never measured."""
     labels = list(item.get("sources") or ())
-    series = [numbers.get(label) for label in labels]
-    if not labels or any(s is None or s.get("numerics_invariant") for s in series):
+    series = [s for s in (numbers.get(label) for label in labels) if s is not None]
+    if not labels or len(series) < len(labels) or any(s.get("numerics_invariant") for s in series):
         return None
     values = [s.get("values") or {} for s in series]
     seeds = [seed for seed in values[0] if all(v.get(seed) is not None and math.isfinite(v[seed]) for v in values)]

@@ -126,11 +126,12 @@ def accuracy_growth(found: list[Pair]) -> list[Growth]:
             a, b = _accuracies(pair.first), _accuracies(pair.second)
             identical += a == b
             for round_index in sorted(a.keys() | b.keys()):
-                first, second = _lacks(a, round_index), _lacks(b, round_index)
-                if first or second:
-                    missing.append(MissingRound(pair.key, pair.variant, pair.seed, round_index, first, second))
+                first, second = a.get(round_index), b.get(round_index)
+                if first is None or second is None:
+                    missing.append(MissingRound(pair.key, pair.variant, pair.seed, round_index,
+                                                _lacks(a, round_index), _lacks(b, round_index)))
                 else:
-                    squares[round_index].append((b[round_index] - a[round_index]) ** 2)
+                    squares[round_index].append((second - first) ** 2)
         rounds = sorted(squares)
         growth.append(Growth(experiment, len(runs), rounds,
                              [math.sqrt(sum(squares[r]) / len(squares[r])) for r in rounds], identical, missing))

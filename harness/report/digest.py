@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from harness.loading.catalog import Catalog
 from harness.schema import claim as schema
 from harness.verdicts.levels import LEARNED, Level
+from harness.verdicts.verify import Verdict
 
 MAX_LINES = 60
 SHORT_STATUS = {"PASS": "PASS", "FAIL": "FAIL", "INCONCLUSIVE": "undecided", "SKIPPED": "—", "ERROR": "ERROR"}
@@ -62,7 +63,7 @@ def _status_cell(verdict, level: Level | None) -> str:
     return f"{SHORT_STATUS[verdict.status]}{grade}"
 
 
-def _strongest(per_profile: Mapping[str, object], profiles: list[str]):
+def _strongest(per_profile: Mapping[str, Verdict], profiles: list[str]) -> Verdict | None:
     """The verdict at the last profile (the largest scale) that decided the claim."""
     decided = [per_profile[p] for p in profiles if p in per_profile
                and per_profile[p].status in ("PASS", "FAIL", "INCONCLUSIVE")]
@@ -110,13 +111,14 @@ def counts_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> str:
 def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profiles: list[str],
            link: Callable[[str], str]) -> list[str]:
     """The digest's lines (heading included)."""
-    by_claim: dict[str, dict[str, object]] = {}
+    by_claim: dict[str, dict[str, Verdict]] = {}
     for verdict in verdicts:
         by_claim.setdefault(verdict.claim, {})[verdict.profile] = verdict
     lines = ["## Digest", "",
-             f"Per paper, its central claims (abstract and conclusion) at each profile: *weak* marks a verdict where the "
-             f"models barely learn (below {LEARNED} of the paper's gain over chance) or the effect is below the smallest "
-             "of interest. The number is the largest scale's, against the bound tested there and the paper's.", ""]
+             "Per paper, its central claims (abstract and conclusion) at each profile: *weak* marks a verdict where "
+             f"the models barely learn (below {LEARNED} of the paper's gain over chance) or the effect is below the "
+             "smallest of interest. The number is the largest scale's, against the bound tested there and the "
+             "paper's.", ""]
     for paper, claim_file in catalog.papers.items():
         if not any(v.paper == paper for v in verdicts):
             continue

@@ -6,12 +6,12 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from harness.loading.catalog import Catalog  # noqa: E402
-from harness.running.planning import DependencyFailed, PendingDependency, request_for  # noqa: E402
-from harness.running.store import ResultStore  # noqa: E402
-from harness.settings import Settings  # noqa: E402
+from harness.loading.catalog import Catalog
+from harness.running.planning import DependencyFailed, PendingDependency, request_for
+from harness.running.store import ResultStore
+from harness.settings import Settings
 
 
 def draw_figures(catalog: Catalog, experiments: list[str], profile: str, settings: Settings,

@@ -68,9 +68,10 @@ def findings(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level]
             at = [v for v in paper_verdicts if v.profile == profile]
             if at:
                 lines += _paper_at_profile(catalog, at, levels, profile, link, data_problems or {})
-        if (studies or {}).get(paper):
+        along = (studies or {}).get(paper)
+        if along:
             lines += ["**Along the scale studies** — where the observation moves as the scale grows toward the "
-                      "paper's (the value at each point, then the trend):", "", *studies[paper], ""]
+                      "paper's (the value at each point, then the trend):", "", *along, ""]
     return lines
 
 

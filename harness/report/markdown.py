@@ -117,14 +117,14 @@ class _Report:
                 runs, seconds = self._compute({v.experiment for v in verdicts}, profile)
                 lines.append(f"| {paper} | {profile} | " + " | ".join(short(by_group[g]) for g in GROUPS)
                              + f" | {len(verdicts) - len(decided)} | {fragile} | {runs} | {seconds:.0f} |")
-        lines += ["", "Groups by evidence level (`harness.verdicts.levels`): *learned* where the claim's reference variant "
-                  "reached at least half of the paper's gain over chance; *weak* where the models barely learn, no "
-                  "level could be read, or the effect is below its metric's smallest of interest; *cost* measured "
-                  "costs of real pipelines; *analytic* rules, counts, coverages and exact algebra; *diagnostic* "
-                  "labelled measurements. Compute is the sum of the run times recorded in the store (single-threaded "
-                  "runs; `fedclaims report` runs one worker per core). A verdict is *fragile* when its statistics "
-                  "lie nearer another verdict than 99% of the moves the drift measured across numerics (other CPUs' "
-                  "kernels) makes them, simulated from its recorded seeds: on another machine it may read "
+        lines += ["", "Groups by evidence level (`harness.verdicts.levels`): *learned* where the claim's reference "
+                  "variant reached at least half of the paper's gain over chance; *weak* where the models barely "
+                  "learn, no level could be read, or the effect is below its metric's smallest of interest; *cost* "
+                  "measured costs of real pipelines; *analytic* rules, counts, coverages and exact algebra; "
+                  "*diagnostic* labelled measurements. Compute is the sum of the run times recorded in the store "
+                  "(single-threaded runs; `fedclaims report` runs one worker per core). A verdict is *fragile* when "
+                  "its statistics lie nearer another verdict than 99% of the moves the drift measured across numerics "
+                  "(other CPUs' kernels) makes them, simulated from its recorded seeds: on another machine it may read "
                   "differently (docs/regression.md).", ""]
         return lines
 
@@ -241,7 +241,8 @@ class _Report:
             v = per_profile.get(profile)
             if v is not None:
                 level = self.levels[(claim, profile)]
-                lines.append(f"| {profile} | {cell(v.expectation)} ({cell(tested_and_paper(self.catalog, claim, profile))}) "
+                lines.append(f"| {profile} | {cell(v.expectation)} "
+                             f"({cell(tested_and_paper(self.catalog, claim, profile))}) "
                              f"| {cell(v.observed) or '—'} | {ICONS[v.status]} "
                              f"| {'—' if v.status == 'SKIPPED' else f'{level.group}: {cell(level.text)}'} "
                              f"| {cell(margin_cell(v, self.baselines))} | {cell(v.reason)} |")
@@ -251,8 +252,11 @@ class _Report:
 
     def experiments(self, paper: str, detail_base: Path) -> list[str]:
         experiments = list(dict.fromkeys(v.experiment for v in self.outcome.verdicts if v.paper == paper))
-        figures = {profile: draw_figures(self.catalog, experiments, profile, self.settings,
-                                         self.outcome.store, self.figures_dir) for profile in self.profiles}
+        store = self.outcome.store
+        if store is None:
+            raise ValueError("the experiments' figures are drawn from the records of a store; the outcome has none")
+        figures = {profile: draw_figures(self.catalog, experiments, profile, self.settings, store, self.figures_dir)
+                   for profile in self.profiles}
         lines = ["# Experiments", ""]
         for experiment in experiments:
             spec = self.catalog.specs[experiment].spec
@@ -343,17 +347,18 @@ def _studies(catalog, settings: Settings, report_path: Path, figures_dir: Path
                                   *reading.markdown(path.parent)]) + "\n"
         lines += [f"### `{name}`: {reading.title}", "",
                   f"Axis `{reading.axis}` on `{reading.base}`; the paper's scale {reading.paper_value}. Figures, "
-                  f"verdicts at every point and the readings: [{DETAIL_DIR}/study-{name}.md]({DETAIL_DIR}/study-{name}.md).",
+                  "verdicts at every point and the readings: "
+                  f"[{DETAIL_DIR}/study-{name}.md]({DETAIL_DIR}/study-{name}.md).",
                   ""]
         for claim in reading.claims:
             verdicts = ", ".join(f"{p.value}: {p.status}" for p in claim.points)
             lines.append(f"- `{claim.claim}` (verdicts {verdicts})")
             lines += [f"  - {trend.label}: {trend.text}" for trend in claim.trends]
         measured = sum(sum(c.walls) for c in reading.costs)
-        to_run = [c for c in reading.costs if not c.walls and c.estimate is not None]
+        to_run = [(c.value, c.estimate * c.planned) for c in reading.costs if not c.walls and c.estimate is not None]
         lines.append(f"- Cost: {measured:,.0f} s of single-threaded runs measured"
-                     + (f"; the points not run yet ({', '.join(str(c.value) for c in to_run)}) would take about "
-                        f"{sum(c.estimate * c.planned for c in to_run):,.0f} s more (estimate)" if to_run else "")
+                     + (f"; the points not run yet ({', '.join(str(value) for value, _ in to_run)}) would take "
+                        f"about {sum(seconds for _, seconds in to_run):,.0f} s more (estimate)" if to_run else "")
                      + ".")
         lines.append("")
     if unread:

@@ -40,7 +40,8 @@ def numerics_lines(descriptions: dict[str, dict[str, Any]], counts: dict[str, in
              "for the CPU, pins, device, threads); records with one fingerprint are expected to be bit-identical. "
              "A claim whose records come from more than one says so in its reason.", ""]
     for fingerprint, count in sorted(counts.items(), key=lambda item: -item[1]):
-        lines.append(f"- {count} records: {summary(descriptions.get(fingerprint)) if fingerprint in descriptions else f'`{fingerprint}`'}")
+        lines.append(f"- {count} records: "
+                     f"{summary(descriptions.get(fingerprint)) if fingerprint in descriptions else f'`{fingerprint}`'}")
     return lines + [""]
 
 

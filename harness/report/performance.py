@@ -47,7 +47,8 @@ def _run_section(path: Path) -> list[str]:
     for group, benches in groups.items():
         reference = next((b for b in benches if b.get("extra_info", {}).get("role") == "reference"), None)
         extra_keys = list(dict.fromkeys(k for b in benches for k in b.get("extra_info", {}) if k not in HIDDEN))
-        lines += [f"**{group}**", "", "| benchmark | mean (s) | speed-up vs reference | " + " | ".join(extra_keys) + " |",
+        lines += [f"**{group}**", "",
+                  "| benchmark | mean (s) | speed-up vs reference | " + " | ".join(extra_keys) + " |",
                   "|---|---|---|" + "---|" * len(extra_keys)]
         for bench in benches:
             mean = bench["stats"]["mean"]

@@ -7,7 +7,7 @@ figures with matplotlib (Agg)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,16 +15,16 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from harness.loading.catalog import Catalog, LoadedClaim  # noqa: E402
-from harness.loading.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, observed_variants  # noqa: E402
-from harness.report.cells import cell, relative  # noqa: E402
-from harness.running.store import json_safe, wall_seconds  # noqa: E402
-from harness.schema import claim as schema  # noqa: E402
-from harness.verdicts.observe import observe  # noqa: E402
-from harness.verdicts.trend import EXTRAPOLATED, MEASURED, Band, Estimate, Trend, fit_trend, heading, reading  # noqa: E402
+from harness.loading.catalog import Catalog, LoadedClaim
+from harness.loading.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, observed_variants
+from harness.report.cells import cell, relative
+from harness.running.store import json_safe, wall_seconds
+from harness.schema import claim as schema
+from harness.verdicts.observe import observe
+from harness.verdicts.trend import EXTRAPOLATED, MEASURED, Band, Estimate, Trend, fit_trend, heading, reading
 
 Lookup = Callable[[str, str, int, str], tuple[str, "dict | None"]]
 """(experiment, variant, seed, profile) -> (store key, record or None): `Outcome.lookup`."""
@@ -255,9 +255,9 @@ def _log_coordinates(values: list[float]) -> bool:
     return all(v > 0 for v in values)
 
 
-def _per_seed(label: str, points: list[PointReading]) -> dict[int, list[tuple[float, float]]]:
+def _per_seed(label: str, points: list[PointReading]) -> dict[Hashable, list[tuple[float, float]]]:
     """Each seed's (axis value, observed value) pairs of one series."""
-    observations: dict[int, list[tuple[float, float]]] = {}
+    observations: dict[Hashable, list[tuple[float, float]]] = {}
     for point in points:
         for seed, value in point.values.get(label, {}).items():
             observations.setdefault(seed, []).append((float(point.value), value))
@@ -285,6 +285,7 @@ def _draw_trend(ax, trend: SeriesTrend, log_axis: bool, colour: str) -> list[flo
     dotted on to the paper's scale where it is read off the lines, and the value there with its
     interval; returns the values drawn."""
     fit = trend.trend
+    assert fit is not None  # only fitted trends are drawn
     span = (min(fit.measured), max(fit.measured))
     grid = _grid(*span, log_axis)
     coordinates = [fit.coordinate(g) for g in grid]
@@ -386,10 +387,10 @@ def _costs(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], claim
     claims counted once)."""
     variants = {v for c in claims for v in observed_variants(catalog.claim(c.claim).claim, study.base)}
     seeds = catalog.specs[study.experiment].spec.profiles[points[0].profile].seeds if points else []
-    walls = {}
+    walls: dict[int | float, dict[tuple[str, int], float]] = {}
     for claim in claims:
-        for reading in claim.points:
-            walls.setdefault(reading.value, {}).update(reading.walls)
+        for point in claim.points:
+            walls.setdefault(point.value, {}).update(point.walls)
     planned = len(seeds) * len(variants)
     return point_costs([p.value for p in points], {v: list(w.values()) for v, w in walls.items()}, planned)
 

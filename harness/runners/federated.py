@@ -7,6 +7,7 @@ import numpy as np
 import torch
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from harness.datasets.arrays import ImageData, TextData
 from harness.datasets.registry import load_dataset
 from harness.runners.context import RunContext
 from harness.runners.model_config import CharLSTMModel, ImageModel, ModelConfig, build_model_family, example_input
@@ -138,6 +139,8 @@ def _images(images: np.ndarray, mean: np.ndarray, std: np.ndarray) -> torch.Tens
 
 def _image_federation(config: Config, seed: int, context: RunContext):
     data = load_dataset(config.data.name, context)
+    if not isinstance(data, ImageData):
+        raise ValueError(f"{config.data.name} is not an image data set")
     model = config.model
     assert isinstance(model, ImageModel)
     if data.num_classes != model.num_classes or data.train_x.shape[-1] != model.in_channels:
@@ -147,8 +150,10 @@ def _image_federation(config: Config, seed: int, context: RunContext):
     clients = config.federation.num_clients
     scheme = config.data.partition
     if scheme.scheme == "dirichlet":
+        assert scheme.alpha is not None  # PartitionConfig requires it for this scheme
         parts = dirichlet_partition(data.train_y, clients, scheme.alpha, rng)
     elif scheme.scheme == "label_restricted":
+        assert scheme.labels_per_client is not None  # PartitionConfig requires it for this scheme
         parts = label_restricted_partition(data.train_y, clients, scheme.labels_per_client, rng)
     elif scheme.scheme == "iid":
         parts = iid_partition(len(data.train_y), clients, rng)
@@ -176,8 +181,11 @@ def _image_federation(config: Config, seed: int, context: RunContext):
 
 def _text_federation(config: Config, seed: int, context: RunContext):
     data = load_dataset("shakespeare", context)
+    if not isinstance(data, TextData):
+        raise ValueError("shakespeare is not a text data set")
     if config.federation.num_clients != len(data.roles):
-        raise ValueError(f"Shakespeare has {len(data.roles)} role-clients; num_clients is {config.federation.num_clients}")
+        raise ValueError(f"Shakespeare has {len(data.roles)} role-clients; "
+                         f"num_clients is {config.federation.num_clients}")
     rng = np.random.default_rng(setup_seed(seed, "partition"))
     clients, labels = [], []
     for role in data.roles:
@@ -195,7 +203,7 @@ def _text_federation(config: Config, seed: int, context: RunContext):
         test_x, test_y = test_x[pick], test_y[pick]
     test = ClientData(torch.from_numpy(test_x.astype(np.int64)), torch.from_numpy(test_y.astype(np.int64)))
     all_labels = np.concatenate(labels)
-    offsets = np.cumsum([0] + [len(l) for l in labels])
+    offsets = np.cumsum([0] + [len(client_labels) for client_labels in labels])
     parts = [np.arange(offsets[i], offsets[i + 1]) for i in range(len(labels))]
     tv = client_tv_distances(parts, all_labels, len(data.vocab))
     return FederatedDataset(clients, test, None, len(data.vocab)), tv, data.fingerprint
@@ -214,6 +222,8 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
     caps_rng = np.random.default_rng(setup_seed(seed, "caps"))
     if config.caps.assignment == "equal_shares":
         caps = equal_share_caps(config.federation.num_clients, config.caps.tiers, rng=caps_rng)
+    elif config.caps.probabilities is None:
+        raise ValueError("caps drawn i.i.d. (assignment: iid) need probabilities")
     else:
         caps = draw_capacity_caps(config.federation.num_clients, config.caps.tiers, config.caps.probabilities,
                                   rng=caps_rng)

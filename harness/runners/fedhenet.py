@@ -34,6 +34,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from harness.datasets.arrays import ImageData
 from harness.datasets.registry import load_dataset
 from harness.runners import fedhenet_caches as caches
 from harness.runners.ckks_config import CkksConfig
@@ -133,6 +134,7 @@ def _partition(config: Config, labels: np.ndarray, seed: int) -> list[np.ndarray
     if scheme.scheme == "iid":
         return iid_partition(len(labels), config.num_clients, rng)
     if scheme.scheme == "dirichlet":
+        assert scheme.alpha is not None  # PartitionConfig requires it for this scheme
         return dirichlet_partition(labels, config.num_clients, scheme.alpha, rng, min_size=scheme.min_size)
     return one_class_per_client(labels, config.num_clients, rng)
 
@@ -149,6 +151,8 @@ class _Subset:
 
 def _subset(config: Config, context: RunContext) -> _Subset:
     data = load_dataset(config.data.name, context)
+    if not isinstance(data, ImageData):
+        raise ValueError(f"{config.data.name} is not an image data set")
     rng = np.random.default_rng(setup_seed(config.data.subset_seed, "fedhenet-subset"))
     train_index = _stratified(data.train_y, config.data.train_samples, rng)
     test_index = _stratified(data.test_y, config.data.test_samples, rng)
@@ -215,9 +219,11 @@ def _coordinator_learns(client_f: list[np.ndarray], client_y: list[np.ndarray], 
                                       data.num_classes)
 
 
-def _energy_fields(reading: EnergyReading, reference: PipelineReference | None, seconds: float) -> dict:
+def _energy_fields(reading: EnergyReading | None, reference: PipelineReference | None, seconds: float) -> dict:
     """The pipeline's metered energy and, against a reference pipeline, the fractions of its time and
     energy saved."""
+    if reading is None:
+        raise ValueError("the pipeline's energy was not metered")
     fields = {"pipeline_energy_joules": reading.joules, "energy_source": reading.source,
               "pipeline_cpu_seconds": reading.cpu_seconds}
     if reference is not None:
@@ -246,9 +252,10 @@ def _on_cached_features(config: Config, seed: int, context: RunContext, data: _S
     context.progress(0.5, config.method)
 
     if config.method != "fedhenet":
-        out = run_linear_fl(client_f, client_y, test_f, data.test_y, data.num_classes, _baseline_config(config, seed))
-        record.update(_baseline_fields(out, config, backbone, train_f.shape[1], len(parts), data.num_classes),
-                      wall_seconds=out.wall_seconds)
+        baseline = run_linear_fl(client_f, client_y, test_f, data.test_y, data.num_classes,
+                                 _baseline_config(config, seed))
+        record.update(_baseline_fields(baseline, config, backbone, train_f.shape[1], len(parts), data.num_classes),
+                      wall_seconds=baseline.wall_seconds)
         return record
 
     out = run_fedhenet(client_f, client_y, test_f, data.test_y, data.num_classes, **_protocol_options(config))
@@ -291,11 +298,12 @@ def _from_images(config: Config, seed: int, context: RunContext, data: _Subset,
 
     if config.method != "fedhenet":
         with EnergyMeter() as meter:
-            out = linear_fl_from_images(backbone, model, client_x, client_y, data.test_x, data.test_y,
-                                        data.num_classes, _baseline_config(config, seed), context.device)
-        record.update(_baseline_fields(out, config, backbone, backbone.feature_dim, len(parts), data.num_classes),
-                      pipeline_seconds=out.wall_seconds)
-        record.update(_energy_fields(meter.reading, config.reference, out.wall_seconds))
+            baseline = linear_fl_from_images(backbone, model, client_x, client_y, data.test_x, data.test_y,
+                                             data.num_classes, _baseline_config(config, seed), context.device)
+        record.update(_baseline_fields(baseline, config, backbone, backbone.feature_dim, len(parts),
+                                       data.num_classes),
+                      pipeline_seconds=baseline.wall_seconds)
+        record.update(_energy_fields(meter.reading, config.reference, baseline.wall_seconds))
         return record
 
     with EnergyMeter() as meter:

@@ -1,7 +1,7 @@
 """Model configuration shared by every runner that builds a width-sliceable model."""
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,7 +45,7 @@ class CharLSTMModel(BaseModel):
 
 
 ImageModel = (ConvModel, PreResNet18Model)
-ModelConfig = Annotated[Union[ConvModel, PreResNet18Model, CharLSTMModel], Field(discriminator="arch")]
+ModelConfig = Annotated[ConvModel | PreResNet18Model | CharLSTMModel, Field(discriminator="arch")]
 
 
 def model_sources(config: ModelConfig) -> list[str]:

@@ -90,7 +90,8 @@ def _validated(point: ExtensionPoint, value: Any) -> dict[str, Any]:
         raise PydanticCustomError("unknown_part", "{error}", {"error": str(error)}) from None
     problems = [_unknown_setting(point, name, part, key, setting) for key, setting in given.items()
                 if key not in part.Settings.model_fields]
-    problems += [problem for key, setting in given.items() if isinstance(setting, dict) and {"match", "metric"} & set(setting)
+    problems += [problem for key, setting in given.items()
+                 if isinstance(setting, dict) and {"match", "metric"} & set(setting)
                  for problem in _reference_problems(key, setting)]
     if problems:
         raise ValidationError.from_exception_data(part.Settings.__name__, problems)
@@ -104,7 +105,8 @@ def _settings_model(part: type[Part], referenced: frozenset[str]) -> type[Settin
     resolves them to numbers before the run is keyed, and validates them then)."""
     if not referenced:
         return part.Settings
-    return create_model(part.Settings.__name__, __base__=part.Settings,
+    return create_model(  # type: ignore[call-overload]  # fields built at runtime
+        part.Settings.__name__, __base__=part.Settings,
                         **{key: (dict[str, str], ...) for key in sorted(referenced)})
 
 

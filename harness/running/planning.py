@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 class DependencyFailed(Exception):
     """A config refers to another run's record that failed or lacked its data."""
 
-    def __init__(self, request: "RunRequest", record: dict):
+    def __init__(self, request: RunRequest, record: dict):
         super().__init__(f"{request.label}: {record['status']}")
         self.request, self.record = request, record
 
@@ -27,7 +27,7 @@ class DependencyFailed(Exception):
 class PendingDependency(Exception):
     """A config refers to another run's record that does not exist yet."""
 
-    def __init__(self, request: "RunRequest"):
+    def __init__(self, request: RunRequest):
         super().__init__(request.label)
         self.request = request
 
@@ -96,7 +96,7 @@ def datasets_needed(catalog: Catalog, claims: list[LoadedClaim], profiles: list[
     return sorted(names)
 
 
-def data_locations(settings: Settings) -> "DataLocations":
+def data_locations(settings: Settings) -> DataLocations:
     from harness.datasets.locations import DataLocations
     return DataLocations(settings.data_dir, settings.cache_dir / "data", settings.download)
 
@@ -132,7 +132,7 @@ def referenced_variants(catalog: Catalog, experiment: str, variant: str, profile
     while todo:
         config = catalog.specs[experiment].resolve(todo.pop(), profile).model_dump(mode="json", exclude_none=False)
         referenced: set[str] = set()
-        _resolve_references(config, lambda other, metric: referenced.add(other))
+        _resolve_references(config, lambda other, metric: referenced.add(other))  # noqa: B023 - called at once
         todo += sorted(referenced - found)
         found |= referenced
     return found

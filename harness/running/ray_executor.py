@@ -35,6 +35,13 @@ def _ray():
         raise RuntimeError("the ray executor needs Ray: pip install 'fedclaims[ray]'") from error
 
 
+def _package_folder(name: str) -> Path:
+    file = importlib.import_module(name).__file__
+    if file is None:
+        raise RuntimeError(f"package {name} is not imported from a folder; Ray cannot ship it to the workers")
+    return Path(file).parent
+
+
 def connect(settings: Settings) -> str:
     """Join the cluster at settings.ray_address (else $RAY_ADDRESS), or start a local instance
     of workers x threads CPUs; return the cluster's address.
@@ -46,7 +53,7 @@ def connect(settings: Settings) -> str:
     ray = _ray()
     if not ray.is_initialized():
         address = settings.ray_address or os.environ.get("RAY_ADDRESS")
-        packages = [str(Path(importlib.import_module(name).__file__).parent) for name in PROJECT_PACKAGES]
+        packages = [str(_package_folder(name)) for name in PROJECT_PACKAGES]
         environment = code_environment(settings.root, settings.allowed_code_paths)  # a spec's extension files
         options: dict[str, Any] = {"runtime_env": {"py_modules": packages, "env_vars": environment},
                                    "logging_level": "warning"}

@@ -19,7 +19,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from filelock import FileLock, Timeout
 
@@ -27,8 +27,14 @@ from harness.running.store import ResultStore
 
 
 class Run(Protocol):
-    key: str
-    label: str
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+
+RunT = TypeVar("RunT", bound=Run)
 
 
 def holder_pid(path: Path) -> int | None:
@@ -61,21 +67,21 @@ def lock_room(wanted: int) -> int:
     return wanted if soft == resource.RLIM_INFINITY else max(1, min(wanted, soft // 2))
 
 
-class RunClaims:
+class RunClaims(Generic[RunT]):
     """The runs of one invocation whose locks it holds, and those it found held by another."""
 
-    def __init__(self, store: ResultStore, stored_elsewhere: Callable[[Run], None]) -> None:
+    def __init__(self, store: ResultStore, stored_elsewhere: Callable[[RunT], None]) -> None:
         self.store = store
         self.stored_elsewhere = stored_elsewhere
         self.held: dict[str, FileLock] = {}
-        self.deferred: list[Run] = []
+        self.deferred: list[RunT] = []
 
     def _lock(self, key: str) -> FileLock:
         path = self.store.lock_path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         return FileLock(path)
 
-    def claimed(self, runs: Iterable[Run]) -> Iterator[Run]:
+    def claimed(self, runs: Iterable[RunT]) -> Iterator[RunT]:
         """The runs to compute here, each claimed as it is drawn: pull one only when it can start,
         so the locks held (one file descriptor each) are no more than the runs in flight."""
         for run in runs:
@@ -102,7 +108,7 @@ class RunClaims:
         for key in list(self.held):
             self.release(key)
 
-    def await_deferred(self, status: Callable[[str], None]) -> list[Run]:
+    def await_deferred(self, status: Callable[[str], None]) -> list[RunT]:
         """Wait for every deferred run's holder to let go; return the runs still without a usable
         record (their holder failed or died), to be claimed again."""
         waiting, self.deferred = self.deferred, []

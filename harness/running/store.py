@@ -144,7 +144,7 @@ def _provenance_problem(provenance: Any) -> str | None:
     return None
 
 
-def _problem(record: Any, key: str, record_format: int = RECORD_FORMAT) -> str | None:
+def _problem(record: Any, key: str | None, record_format: int = RECORD_FORMAT) -> str | None:
     if not isinstance(record, dict):
         return "not a JSON object"
     if _depth(record) > MAX_DEPTH:

@@ -55,7 +55,8 @@ def _check_worker(request: dict[str, Any], settings: dict[str, Any]) -> None:
     kind = experiment_kind(request["kind"])
     code = run_code(kind, kind.config_model.model_validate(request["config"]), reread=True)
     if code != request["code"]:
-        changed = sorted(name for name in set(code) | set(request["code"]) if code.get(name) != request["code"].get(name))
+        changed = sorted(name for name in set(code) | set(request["code"])
+                         if code.get(name) != request["code"].get(name))
         raise WorkerMismatch(f"this worker's source of {', '.join(changed)} differs from the one the run was "
                              "planned with; run every worker on the driver's code")
     expected = settings.get("libraries")
@@ -87,7 +88,8 @@ def _run_request(request: dict[str, Any], settings: dict[str, Any],
 def make_record(request: dict[str, Any], settings: dict[str, Any], status: str, result: dict[str, Any] | None,
                 error: dict[str, str] | None, started: float, threads: int) -> dict[str, Any]:
     """A run's record: the request's identity, the outcome, and where and how it was computed."""
-    record: dict[str, Any] = {k: request[k] for k in ("key", "experiment", "variant", "seed", "profile", "kind", "config")}
+    record: dict[str, Any] = {k: request[k]
+                              for k in ("key", "experiment", "variant", "seed", "profile", "kind", "config")}
     record.update(status=status, result=result, error=error)
     record["provenance"] = {
         "code": request["code"], "datasets": request["datasets"], "libraries": library_versions(),

@@ -8,7 +8,7 @@ reads, which observations it fits and which tests (`harness.verdicts`) decide it
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 from pydantic_core import PydanticCustomError
@@ -167,13 +167,11 @@ def _first_key(keys: tuple[str, ...]):
 
 
 Observation = Annotated[
-    Union[
-        Annotated[MetricObservation, Tag("metric")],
-        Annotated[DifferenceObservation, Tag("difference")],
-        Annotated[CorrelationObservation, Tag("correlation")],
-        Annotated[CompareObservation, Tag("compare")],
-        Annotated[SpreadObservation, Tag("spread")],
-    ],
+    Annotated[MetricObservation, Tag("metric")]
+    | Annotated[DifferenceObservation, Tag("difference")]
+    | Annotated[CorrelationObservation, Tag("correlation")]
+    | Annotated[CompareObservation, Tag("compare")]
+    | Annotated[SpreadObservation, Tag("spread")],
     Discriminator(_first_key(OBSERVATION_KEYS), custom_error_type="observation_kind",
                   custom_error_message="an observation needs exactly one of the keys "
                                        + ", ".join(OBSERVATION_KEYS)),
@@ -270,7 +268,8 @@ class ExpectationBase(StrictModel):
 
     def decide(self, obs, observed) -> Decision:
         """The decision of its test on `observed`, the observation `obs` read from the records (values
-        `harness.verdicts.verify.evaluate` screened: no seed is NaN, and a comparison of variants measures something)."""
+        `harness.verdicts.verify.evaluate` screened: no seed is NaN, and a comparison of variants
+        measures something)."""
         raise NotImplementedError
 
     def design(self, numbers: SeriesNumbers | None) -> Reading:
@@ -379,6 +378,7 @@ class Approx(_ValueTest):
     def half_width(self) -> float:
         if self.tolerance is not None:
             return self.tolerance
+        assert self.relative_tolerance is not None  # _one_tolerance requires one of the two
         return abs(self.approx) * float(self.relative_tolerance)
 
     def admitted(self) -> Admitted:
@@ -645,19 +645,17 @@ EXPECTATION_KEYS = ("between", "approx", "equals", "below", "above", "not_above"
                     "equivalent_within", "within_spread_of", "skip")
 
 Expectation = Annotated[
-    Union[
-        Annotated[Between, Tag("between")],
-        Annotated[Approx, Tag("approx")],
-        Annotated[Equals, Tag("equals")],
-        Annotated[Below, Tag("below")],
-        Annotated[Above, Tag("above")],
-        Annotated[NotAbove, Tag("not_above")],
-        Annotated[NotBelow, Tag("not_below")],
-        Annotated[Order, Tag("order")],
-        Annotated[Equivalent, Tag("equivalent_within")],
-        Annotated[WithinSpread, Tag("within_spread_of")],
-        Annotated[Skip, Tag("skip")],
-    ],
+    Annotated[Between, Tag("between")]
+    | Annotated[Approx, Tag("approx")]
+    | Annotated[Equals, Tag("equals")]
+    | Annotated[Below, Tag("below")]
+    | Annotated[Above, Tag("above")]
+    | Annotated[NotAbove, Tag("not_above")]
+    | Annotated[NotBelow, Tag("not_below")]
+    | Annotated[Order, Tag("order")]
+    | Annotated[Equivalent, Tag("equivalent_within")]
+    | Annotated[WithinSpread, Tag("within_spread_of")]
+    | Annotated[Skip, Tag("skip")],
     Discriminator(_first_key(EXPECTATION_KEYS), custom_error_type="expectation_kind",
                   custom_error_message="an expectation needs exactly one of the keys "
                                        + ", ".join(EXPECTATION_KEYS)),
@@ -701,7 +699,7 @@ class Claim(StrictModel):
     def alpha_at(self, profile: str) -> float:
         """The significance level of its test at `profile` (the default 0.05 where it states no test there)."""
         expectation = self.expect.get(profile)
-        return 0.05 if expectation is None or expectation.skips else expectation.alpha
+        return 0.05 if expectation is None or isinstance(expectation, Skip) else expectation.alpha
 
     @model_validator(mode="after")
     def _labelled(self):

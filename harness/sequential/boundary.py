@@ -53,7 +53,7 @@ verifier itself for a one-sided test and a range.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -77,7 +77,7 @@ def fractions(first: int, last: int) -> tuple[float, ...]:
     return tuple(n / last for n in range(first, last + 1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def nominal_levels(first: int, last: int, alpha: float) -> tuple[float, ...]:
     """α_j of the looks on `first`, `first` + 1, …, `last` seeds (at least one look)."""
     if first < 1 or last < first:

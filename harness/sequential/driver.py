@@ -147,6 +147,8 @@ def next_seed(seeds: list[int]) -> int:
 class _Session:
     def __init__(self, outcome: Outcome, settings: Settings, profile: str, max_seeds: int | None,
                  budget_seconds: float | None, console: Console | None, recorded: Recorded | None = None):
+        if outcome.store is None:
+            raise ValueError("adding seeds needs the store the profile's runs were verified from")
         self.catalog, self.store = outcome.catalog, outcome.store
         self.settings, self.profile, self.console = settings, profile, console
         self.fingerprints = outcome.data.fingerprints
@@ -256,7 +258,9 @@ class _Session:
         experiment = track.experiment
         if experiment not in self.result.profile_seeds:
             return 1
-        return 1 + len(self._seeds_now(track)) - len(self.result.profile_seeds[experiment])
+        seeds = self._seeds_now(track)
+        assert seeds is not None  # the experiment has seeds at the profile
+        return 1 + len(seeds) - len(self.result.profile_seeds[experiment])
 
     def _seeds_now(self, track: Track) -> list[int] | None:
         """The seeds the claim is looked at on (None: its experiment has no seeds at the profile)."""
@@ -266,6 +270,7 @@ class _Session:
 
     def _stop_reason(self, track: Track) -> str:
         verdict = track.verdict
+        assert verdict is not None  # set by the look that asks
         if verdict.status in (PASS, FAIL):
             return DECIDED
         if verdict.status != INCONCLUSIVE:
@@ -293,7 +298,9 @@ class _Session:
     def _candidate(self, track: Track) -> schedule.Candidate:
         seeds = self.result.seeds[track.experiment]
         variants = variants_needed(track.loaded, self.profile)
-        return schedule.Candidate(track.claim, track.experiment, track.verdict.power["needed"], len(seeds),
+        power = track.verdict.power if track.verdict is not None else None
+        assert power is not None  # an open track has a verdict with a figure of the seeds needed (_stop_reason)
+        return schedule.Candidate(track.claim, track.experiment, power["needed"], len(seeds),
                                   self._seconds(track.experiment, variants))
 
     def _seconds(self, experiment: str, variants) -> float:

@@ -76,6 +76,7 @@ def _claims(tracks: list[Track], earlier: Recorded | None) -> list[dict[str, Any
 
 def _claim(track: Track) -> dict[str, Any]:
     verdict = track.verdict
+    assert verdict is not None  # every track has one from its first look on
     return {
         "claim": track.claim, "paper": track.loaded.paper, "experiment": track.experiment,
         "fixed_n": {"status": track.fixed.status, "reason": track.fixed.reason, "alpha": track.looks.alpha},

@@ -39,8 +39,8 @@ TEXT = ("Seeds added until decided (`fedclaims verify --profile P --until-decide
         "levels; each claim counts the looks of its own experiment. The plan (each look's seeds and α_j) is "
         "recorded in `<store>/sequential/P.json`; a later `--until-decided` run of the profile continues it "
         "from the recorded looks (a seed already stored costs nothing against `--budget`; the file only grows, "
-        "claims not selected keep their entries), and refuses a different `--max-seeds`. The profile's fixed-n verdicts and "
-        "its baseline are unchanged.")
+        "claims not selected keep their entries), and refuses a different `--max-seeds`. The profile's fixed-n "
+        "verdicts and its baseline are unchanged.")
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 from scipy import stats as scipy_stats
 
@@ -26,7 +27,8 @@ def bound_evidence(admitted: Admitted, alpha: float, label: str, estimate: float
     ends read on the estimate's scale (`scale`: Fisher's z for a correlation), a claim tested at
     `alpha` and a contradiction at `fail_alpha`. The estimate averages `seeds` seeds of the series
     `source` (default `label`)."""
-    origin = dict(se=se if se > 0.0 else None, seeds=seeds, sources=(source or label,), fisher_z=scale is fisher_z)
+    origin: dict[str, Any] = dict(se=se if se > 0.0 else None, seeds=seeds, sources=(source or label,),
+                                  fisher_z=scale is fisher_z)
 
     def statistic(distance: float) -> float:
         if se > 0.0:

@@ -8,9 +8,17 @@ from dataclasses import replace
 
 from harness.verdicts.comparisons import bound_evidence
 from harness.verdicts.evidence import combine, holm_rejection_levels
-from harness.verdicts.series import Series
 from harness.verdicts.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt, level_text, most_needed
-from harness.verdicts.stats import Correlation, Power, fisher_power, fisher_z, inclusion_power, sensitivity
+from harness.verdicts.series import Series
+from harness.verdicts.stats import (
+    Correlation,
+    PooledCorrelation,
+    Power,
+    fisher_power,
+    fisher_z,
+    inclusion_power,
+    sensitivity,
+)
 
 
 def correlation_test(expectation, series: Series, fail_alpha: float) -> Decision:
@@ -27,15 +35,17 @@ def correlation_test(expectation, series: Series, fail_alpha: float) -> Decision
         return _on_every_seed(expectation, series, fail_alpha)
     admitted = expectation.admitted()
     pooled = series.pooled
+    if pooled is None:
+        raise ValueError(f"{series.label}: no seed's correlation to pool")
     evidence = bound_evidence(admitted, alpha, series.label, pooled.z, pooled.se, pooled.df, fail_alpha, fisher_z,
                               seeds=pooled.seeds)
     status = combine(evidence)
     low, high = pooled.interval(1 - 2 * alpha)
     power = None
     if status == INCONCLUSIVE:
-        power = _pooled_power(expectation, series)
+        power = _pooled_power(expectation, series, pooled)
     elif admitted.negated and status == PASS:
-        power = sensitivity(_pooled_power(expectation, series))
+        power = sensitivity(_pooled_power(expectation, series, pooled))
     return Decision(status, f"{series.label}: pooled r = {fmt(pooled.r)}, {1 - 2 * alpha:.0%} interval "
                             f"[{fmt(low)}, {fmt(high)}] over {len(series.correlations)} seeds (random effects: "
                             f"{pooled.heterogeneity_text()}){level_text(fail_alpha, alpha)}", power, evidence)
@@ -71,11 +81,10 @@ def _on_every_seed(expectation, series: Series, fail_alpha: float) -> Decision:
     return Decision(PASS, head, evidence=evidence)
 
 
-def _pooled_power(expectation, series: Series) -> Power:
+def _pooled_power(expectation, series: Series, pooled: PooledCorrelation) -> Power:
     """Seeds that would decide a pooled correlation, each seed as heavy as the observed ones on average
     (its sampling variance plus the between-seed variance)."""
     per_seed = list(series.correlations.values())
-    pooled = series.pooled
     variance = sum(1.0 / c.weight for c in per_seed) / len(per_seed) + pooled.tau_squared
     admitted = expectation.admitted()
     if admitted.one_sided:

@@ -4,13 +4,14 @@ against the claim."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from scipy import stats as scipy_stats
 
 from harness.verdicts.comparisons import bound_evidence
 from harness.verdicts.evidence import Evidence, combine, decided
-from harness.verdicts.series import Series
 from harness.verdicts.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt
+from harness.verdicts.series import Series
 from harness.verdicts.stats import Power, equivalence, inclusion_power, sd_bounds, sensitivity, summarize, t_power
 
 
@@ -73,7 +74,7 @@ def within_spread_test(expectation, series: Series, spread: Series) -> Decision:
             value = distance / se
         else:
             value = math.inf if distance >= 0.0 else -math.inf
-        origin = dict(se=se or None, seeds=d.n, sources=(series.label,))
+        origin: dict[str, Any] = dict(se=se or None, seeds=d.n, sources=(series.label,))
         return (Evidence(f"|difference| within {fmt(bound)}", value, df, alpha, None, **origin) if passes else
                 Evidence(f"|difference| beyond {fmt(bound)}", value, df, 1.0, alpha, **origin))
 

@@ -90,7 +90,7 @@ class Evidence:
             return math.nan
         return float(stats.norm.sf(value) if self.df is None else stats.t.sf(value, self.df))
 
-    def scaled(self, factor: float) -> "Evidence":
+    def scaled(self, factor: float) -> Evidence:
         """The same comparison with both levels multiplied by `factor` (a multiplicity correction)."""
         return replace(self, pass_alpha=None if self.pass_alpha is None else self.pass_alpha * factor,
                        fail_alpha=None if self.fail_alpha is None else self.fail_alpha * factor)

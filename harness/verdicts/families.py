@@ -17,10 +17,10 @@ if TYPE_CHECKING:
 def _rejection_p(evidence: list[Evidence], alpha: float) -> float:
     """The p-value with which a claim rejects its null, on the scale of its own α: the weakest
     pass (every comparison must pass) or the strongest fail, Bonferroni-adjusted within the claim."""
-    claimed = [e for e in evidence if e.pass_alpha is not None and e.pass_alpha < 1.0]
-    p_pass = max((e.p_claim * alpha / e.pass_alpha for e in claimed), default=math.inf)
-    against = [e for e in evidence if e.fail_alpha is not None]
-    p_fail = min((e.p_against * alpha / e.fail_alpha for e in against), default=math.inf)
+    claimed = [(e, e.pass_alpha) for e in evidence if e.pass_alpha is not None and e.pass_alpha < 1.0]
+    p_pass = max((e.p_claim * alpha / pass_alpha for e, pass_alpha in claimed), default=math.inf)
+    against = [(e, e.fail_alpha) for e in evidence if e.fail_alpha is not None]
+    p_fail = min((e.p_against * alpha / fail_alpha for e, fail_alpha in against), default=math.inf)
     status = combine(evidence)
     if status == PASS and claimed:
         return p_pass
@@ -59,7 +59,8 @@ def apply_families(verdicts: list[Verdict], alpha_of: Callable[[Verdict], float]
             if level == 0:
                 verdict.margins, verdict.margin = _unreached_margins(status, evidence[verdict.claim], alpha,
                                                                      rank_level)
-            tested = f"tested at α = {level:.3g}" if level > 0 else "not tested: a claim ranked before it was not rejected"
+            tested = (f"tested at α = {level:.3g}" if level > 0
+                      else "not tested: a claim ranked before it was not rejected")
             note = (f" — family `{family}` ({len(members)} claims, Holm across them): p = {p_value:.3g}, {tested}")
             if status != verdict.status:
                 note += f"; {verdict.status} → {status}"

@@ -56,7 +56,7 @@ class Level:
 
 def paper_accuracies(catalog: Catalog) -> dict[tuple[str, str], tuple[float, str]]:
     """The paper's accuracy per (experiment, variant), from its claims that state one (value, claim id)."""
-    levels = {}
+    levels: dict[tuple[str, str], tuple[float, str]] = {}
     for loaded in catalog.claims:
         claim = loaded.claim
         paper = claim.expect.get("paper")
@@ -74,9 +74,9 @@ def accuracies_from_records(catalog: Catalog, requests, records: Mapping[str, di
     for request in requests:
         record = records.get(request.key)
         loaded = catalog.specs.get(request.experiment)
-        learning = loaded.kind.learning if loaded is not None else None
-        if record is None or record.get("status") != "ok" or learning is None:
+        if record is None or record.get("status") != "ok" or loaded is None or loaded.kind.learning is None:
             continue
+        learning = loaded.kind.learning
         metric = loaded.kind.metrics[learning.metric]
         try:
             value = metric.compute(record["result"], metric.args())
@@ -191,10 +191,10 @@ def _effect_below_interest(catalog: Catalog, verdict, metric) -> str:
     if metric is None or metric.smallest_effect is None or verdict.status not in ("PASS", "FAIL"):
         return ""
     loaded = catalog.claim(verdict.claim)
-    expectation = loaded.claim.expect.get(verdict.profile)
+    expectation = loaded.claim.expect[verdict.profile]
     spec = catalog.specs[loaded.claim.experiment].spec
-    effect = expectation.effect(_series_means(verdict),
-                                lambda v: f"{spec.variants[v].label or v} ({loaded.claim.observe.metric})")
+    metric_name = getattr(loaded.claim.observe, "metric", "")  # a metric is given: the observation names one
+    effect = expectation.effect(_series_means(verdict), lambda v: f"{spec.variants[v].label or v} ({metric_name})")
     if effect is None or effect >= metric.smallest_effect:
         return ""
     return (f"the effect it rests on ({effect:.3g}) is below the smallest of interest for this metric "

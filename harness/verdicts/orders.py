@@ -8,8 +8,8 @@ from scipy import stats as scipy_stats
 
 from harness.verdicts.comparisons import sign_evidence
 from harness.verdicts.evidence import Evidence, combine, decided
-from harness.verdicts.series import Observed, Series
 from harness.verdicts.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt, most_needed
+from harness.verdicts.series import Observed, Series
 from harness.verdicts.stats import Power, sign_count_p, sign_power, sign_test, sign_test_seeds, summarize, t_power
 
 _OUTCOME = {"pass": "pass", "fail": "reversed", "undecided": "undecided"}

@@ -27,9 +27,9 @@ def fmt(value: float) -> str:
 
 def most_needed(powers: list[Power]) -> Power | None:
     """Of several power figures, the one needing the most units to decide (else the first, if any)."""
-    decided = [p for p in powers if p.needed is not None]
+    decided = [(p.needed, p) for p in powers if p.needed is not None]
     if decided:
-        return max(decided, key=lambda p: p.needed)
+        return max(decided, key=lambda needed_and_power: needed_and_power[0])[1]
     return powers[0] if powers else None
 
 

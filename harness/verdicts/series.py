@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.verdicts.stats import Correlation, pooled_correlation, summarize
+from harness.verdicts.stats import Correlation, PooledCorrelation, pooled_correlation, summarize
 
 
 def _fmt(v: float) -> str:
@@ -47,7 +47,7 @@ class Series:
         return {seed: c.undefined for seed, c in self.correlations.items() if c.undefined}
 
     @property
-    def pooled(self) -> Correlation | None:
+    def pooled(self) -> PooledCorrelation | None:
         """Inverse-variance pooled correlation over the seeds (None unless every seed is defined)."""
         if not self.correlations or self.undefined:
             return None

@@ -8,8 +8,8 @@ from scipy import stats as scipy_stats
 
 from harness.verdicts.comparisons import bound_evidence
 from harness.verdicts.evidence import combine
-from harness.verdicts.series import Series
 from harness.verdicts.outcome import INCONCLUSIVE, Decision, fmt
+from harness.verdicts.series import Series
 from harness.verdicts.stats import Power, summarize
 
 

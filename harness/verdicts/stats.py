@@ -152,7 +152,8 @@ EXACTLY_LINEAR = 1.0 - 1e-9
 function of it: its partial correlation is undefined (the residuals are rounding noise)."""
 
 
-def correlation(x: Sequence[float], y: Sequence[float], given: Sequence[float] | None = None,
+def correlation(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray,
+                given: Sequence[float] | np.ndarray | None = None,
                 method: str = "pearson", confidence: float = CONFIDENCE,
                 names: tuple[str, str, str] = ("x", "y", "given")) -> Correlation:
     """Pearson or Spearman correlation, partial on `given` if set, with a Fisher-z interval.
@@ -441,7 +442,7 @@ def inclusion_power(estimate: float, sd: float, low: float, high: float, have: i
     units_now = max(have, 2)
 
     def reaches(distance: float) -> bool:
-        return _inclusion_probability(distance, width - distance, sd, units_now, alpha, t_based) >= POWER
+        return bool(_inclusion_probability(distance, width - distance, sd, units_now, alpha, t_based) >= POWER)
 
     detectable = None
     if reaches(width / 2):  # the probability grows as the estimate moves from a bound to the centre

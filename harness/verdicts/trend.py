@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy import stats
@@ -63,7 +63,7 @@ class Band:
         return f"[{self.low:.4g}, {self.high:.4g}]"
 
 
-@lru_cache(maxsize=None)
+@cache
 def t_quantile(confidence: float, df: int) -> float:
     """The two-sided `confidence` quantile of Student's t on `df` degrees of freedom."""
     return float(stats.t.ppf(0.5 + confidence / 2, df))
@@ -293,12 +293,14 @@ def reading(trend: Trend, band: Band | None, x: float, axis: str = "the axis") -
         if at.interval is None:
             return f"not estimable against {paper}: {where}, with no interval; {slope}"
         return f"not inside {paper}, direction not estimable: {where}; {slope}"
+    interval, slope_interval = at.interval, trend.interval
+    assert interval is not None and slope_interval is not None  # heading() is NOT_ESTIMABLE without them
     side = "below" if band.side(at.mean) < 0 else "above"
-    outside = "outside" if band.excludes(at.interval) else "not shown inside"
+    outside = "outside" if band.excludes(interval) else "not shown inside"
     if found == FLAT:
         return (f"{outside} {paper} and not moving detectably as {axis} grows: {where}, {side} the range; the "
                 f"slope's interval includes 0: {slope}")
-    rising = "above" if trend.interval[0] > 0 else "below"
+    rising = "above" if slope_interval[0] > 0 else "below"
     movement = "toward it" if found == TOWARD else "away from it"
     return (f"{outside} {paper} and moving {movement} as {axis} grows: {where}, {side} the range, and the slope's "
             f"whole interval lies {rising} 0: {slope}")

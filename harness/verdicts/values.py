@@ -11,8 +11,8 @@ from harness.schema.bands import Admitted
 from harness.verdicts.comparisons import bound_evidence, oriented, sign_evidence
 from harness.verdicts.correlations import correlation_test
 from harness.verdicts.evidence import Evidence, combine, decided
-from harness.verdicts.series import Series
 from harness.verdicts.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SEVERITY, Decision, fmt, level_text, most_needed
+from harness.verdicts.series import Series
 from harness.verdicts.stats import (
     Power,
     inclusion_power,
@@ -160,7 +160,7 @@ def _mean_test(expectation, series: Series, fail_alpha: float) -> Decision:
         return _direct(expectation, series, "the metric is fixed by the config: one seed decides", fail_alpha)
     alpha = expectation.alpha
     if s.n < 2:
-        power = t_power(values, 0.0, alpha)
+        power: Power | None = t_power(values, 0.0, alpha)
         return Decision(INCONCLUSIVE, f"{series.label}: one seed ({fmt(s.mean)}) of a metric that varies with the "
                                       "seed cannot decide a test of the mean", power)
     infinite = [seed for seed, v in series.values.items() if math.isinf(v)]

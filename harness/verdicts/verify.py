@@ -55,8 +55,8 @@ from harness.schema import claim as schema
 from harness.verdicts.evidence import margin_text, margins
 from harness.verdicts.families import apply_families, power_at_levels
 from harness.verdicts.observe import observe
-from harness.verdicts.series import Observed
 from harness.verdicts.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SKIPPED, STATUSES, Decision, fmt
+from harness.verdicts.series import Observed
 from harness.verdicts.values import not_a_number
 
 __all__ = ["ERROR", "FAIL", "INCONCLUSIVE", "PASS", "SKIPPED", "STATUSES", "Decision", "Verdict", "apply_families",
@@ -178,18 +178,21 @@ def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
             verdict.runs.append(key)
             if record is None and not missing_is_error:
                 verdict.status, verdict.reason = SKIPPED, (f"not run at profile {profile!r} (no record for {variant} "
-                                                           f"seed {seed}); `fedclaims report --profile {profile}` runs it")
+                                                           f"seed {seed}); `fedclaims report --profile {profile}` "
+                                                           "runs it")
                 return verdict
             if record is None:
                 verdict.status, verdict.reason = ERROR, f"no record for {variant} seed {seed} (run not executed)"
                 return verdict
             if record["status"] == "unavailable":
-                verdict.status, verdict.reason = SKIPPED, f"data unavailable: {record['error']['message'].splitlines()[0]}"
+                verdict.status, verdict.reason = SKIPPED, ("data unavailable: "
+                                                           f"{record['error']['message'].splitlines()[0]}")
                 verdict.data_unavailable = True
                 return verdict
             if record["status"] != "ok":
                 error = record["error"]
-                verdict.status, verdict.reason = ERROR, f"{variant} seed {seed} raised {error['type']}: {error['message']}"
+                verdict.status, verdict.reason = ERROR, (f"{variant} seed {seed} raised {error['type']}: "
+                                                         f"{error['message']}")
                 return verdict
             records[(variant, seed)] = record
     verdict.numerics = sorted({fingerprint(record) for record in records.values()})

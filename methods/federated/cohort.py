@@ -84,6 +84,13 @@ def train_cohort(model: StackedModel, starts: Sequence[Mapping[str, Tensor]],
             for c in range(clients)]
 
 
+def _gradient(parameter: Tensor) -> Tensor:
+    """The gradient the last backward() left on `parameter`."""
+    if parameter.grad is None:
+        raise RuntimeError("backward() left no gradient on a parameter of the cohort")
+    return parameter.grad
+
+
 def _grouped_gradients(model: StackedModel, params: dict[str, Tensor],
                        data: Sequence[ClientData], chosen: dict[int, Tensor],
                        loss_sums: Tensor) -> dict[str, Tensor]:
@@ -105,7 +112,7 @@ def _grouped_gradients(model: StackedModel, params: dict[str, Tensor],
         with torch.no_grad():
             loss_sums.index_add_(0, torch.tensor(members, device=loss_sums.device),
                                  losses.detach())
-    return {name: p.grad for name, p in params.items()}
+    return {name: _gradient(p) for name, p in params.items()}
 
 
 def _client_gradients(model: StackedModel, leaves: list[dict[str, Tensor]],
@@ -119,7 +126,7 @@ def _client_gradients(model: StackedModel, leaves: list[dict[str, Tensor]],
         loss = F.cross_entropy(model.client_logits(leaves[c], data[c].x[batch]), data[c].y[batch])
         loss.backward()
         loss_sums[c] += loss.detach()
-    return {name: torch.stack([leaves[c][name].grad if c in chosen else torch.zeros_like(p[c])
+    return {name: torch.stack([_gradient(leaves[c][name]) if c in chosen else torch.zeros_like(p[c])
                                for c in range(len(leaves))]) for name, p in params.items()}
 
 

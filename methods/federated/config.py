@@ -46,9 +46,9 @@ class FederationConfig:
     eval_every: int = 1
     eval_batch_size: int = 256
     client_execution: str = "batched"
-    policy: Choice = field(default_factory=lambda: Choice.of(CapPolicy))
-    objective: Choice = field(default_factory=lambda: Choice.of(LocalObjective))
-    round_hook: Choice | None = None
+    policy: Choice[AllocationPolicy] = field(default_factory=lambda: Choice.of(CapPolicy))
+    objective: Choice[LocalObjective] = field(default_factory=lambda: Choice.of(LocalObjective))
+    round_hook: Choice[RoundHook] | None = None
 
     def __post_init__(self) -> None:
         ExtractionMode(self.extraction)

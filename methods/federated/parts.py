@@ -8,7 +8,7 @@ HAS-FL. A `Choice` is one part with its settings; `FederationConfig` holds one p
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -29,15 +29,18 @@ class Part:
     Settings: ClassVar[type[Settings]] = NoSettings
 
 
+PartT = TypeVar("PartT", bound=Part, covariant=True)
+
+
 @dataclass(frozen=True)
-class Choice:
+class Choice(Generic[PartT]):
     """One part of a method and its validated settings."""
 
-    part: type[Part]
+    part: type[PartT]
     settings: Settings
 
     @classmethod
-    def of(cls, part: type[Part], **settings: Any) -> Choice:
+    def of(cls, part: type[PartT], **settings: Any) -> Choice[PartT]:
         return cls(part, part.Settings(**settings))
 
     def describe(self) -> dict[str, Any]:

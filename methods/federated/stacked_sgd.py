@@ -48,7 +48,7 @@ class StackedSGD:
         for target, value in zip(self.params + self.buffers, rows + buffers):
             target.index_copy_(0, active, value)
 
-    def _update(self, params: list[Tensor], grads: list[Tensor], buffers: list[Tensor]) -> None:
+    def _update(self, params: list[Tensor], grads: list[Tensor] | tuple[Tensor, ...], buffers: list[Tensor]) -> None:
         if self.weight_decay != 0:
             grads = torch._foreach_add(grads, params, alpha=self.weight_decay)
         if self.momentum != 0:

@@ -66,7 +66,8 @@ class _LiteFeatures(nn.Module):
         self.net = net
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.adaptive_avg_pool2d(self.net.extract_features(x), 1).flatten(1)
+        # nn.Module types its attributes Tensor | Module; `net` is EfficientNet-Lite, whose method this is.
+        return F.adaptive_avg_pool2d(self.net.extract_features(x), 1).flatten(1)  # type: ignore[operator]
 
 
 def _file_sha256(path: Path) -> str:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import torch
@@ -77,7 +78,8 @@ def _torch_threads(n: int | None) -> Iterator[None]:
 
 
 def _batch(x: torch.Tensor | np.ndarray, idx: torch.Tensor, embed: Embed | None) -> torch.Tensor:
-    return x[idx] if embed is None else embed(x[idx.numpy()])
+    """Features are a tensor; images for `embed` stay an array (`_inputs`)."""
+    return cast(torch.Tensor, x)[idx] if embed is None else embed(cast(np.ndarray, x)[idx.numpy()])
 
 
 def _local_train(x: torch.Tensor | np.ndarray, y: torch.Tensor, w0: torch.Tensor, b0: torch.Tensor,
@@ -97,17 +99,20 @@ def _local_train(x: torch.Tensor | np.ndarray, y: torch.Tensor, w0: torch.Tensor
             grads = torch.autograd.grad(loss, params)
             with torch.no_grad():
                 for i, (p, g) in enumerate(zip(params, grads)):
-                    buffers[i] = g.clone() if buffers[i] is None else buffers[i].mul_(cfg.momentum).add_(g)
-                    p.sub_(cfg.lr * buffers[i])
+                    buffer = buffers[i]
+                    buffer = g.clone() if buffer is None else buffer.mul_(cfg.momentum).add_(g)
+                    buffers[i] = buffer
+                    p.sub_(cfg.lr * buffer)
     return params[0].detach(), params[1].detach()
 
 
 def _accuracy(x: torch.Tensor | np.ndarray, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
               embed: Embed | None, batch_size: int) -> float:
     if embed is None:
-        scores = F.linear(x, w, b)
+        scores = F.linear(cast(torch.Tensor, x), w, b)
     else:
-        scores = torch.cat([F.linear(embed(x[i:i + batch_size]), w, b) for i in range(0, len(y), batch_size)])
+        images = cast(np.ndarray, x)
+        scores = torch.cat([F.linear(embed(images[i:i + batch_size]), w, b) for i in range(0, len(y), batch_size)])
     return float((scores.argmax(1) == y).double().mean())
 
 
@@ -132,9 +137,13 @@ def run_linear_fl(client_inputs: Sequence[np.ndarray], client_labels: Sequence[n
         raise ValueError("no client holds data")
     x_test = _inputs(test_inputs, embed)
     y_test = torch.as_tensor(np.asarray(test_labels), dtype=torch.long)
-    if embed is not None and feature_dim is None:
+    if embed is None:
+        dim = x_test.shape[1]
+    elif feature_dim is None:
         raise ValueError("embedding images needs the feature dimension")
-    w, b = _init_layer(x_test.shape[1] if embed is None else feature_dim, num_classes, gen)
+    else:
+        dim = feature_dim
+    w, b = _init_layer(dim, num_classes, gen)
     sizes = torch.tensor([float(len(y)) for _, y in clients], dtype=torch.float64)
     shares = (sizes / sizes.sum()).float()
     accuracy: list[float] = []

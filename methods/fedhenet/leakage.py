@@ -63,7 +63,7 @@ def coordinator_learns(uploads_us: Sequence[np.ndarray], client_features: Sequen
     public_features = np.asarray(public_features, dtype=np.float64)
     class_means = np.stack([public_features[np.asarray(public_labels) == c].mean(axis=0)
                             for c in range(num_classes)])
-    errors = {"n": [], "mean": [], "second_moment": []}
+    errors: dict[str, list[float]] = {"n": [], "mean": [], "second_moment": []}
     named = []
     for us, features, labels in zip(uploads_us, client_features, client_labels):
         recovered, actual = moments_from_upload(us, f0), moments_of(features)

@@ -50,14 +50,14 @@ def run_fedhenet(client_features: Sequence[np.ndarray], client_labels: Sequence[
     stats = [rolann.client_statistics(f, y, num_classes, weighting) for f, y in pairs]
     seconds = {"client_statistics": _clock() - t}
 
-    per_client = [{"n": st.n, "us_bytes": st.US.nbytes, "m_plain_bytes": st.M.nbytes,
-                   "m_encrypted_bytes": None} for st in stats]
+    per_client: list[dict[str, Any]] = [{"n": st.n, "us_bytes": st.US.nbytes, "m_plain_bytes": st.M.nbytes,
+                                         "m_encrypted_bytes": None} for st in stats]
     t = _clock()
     u, s = rolann.merge_us(stats)
     seconds["merge_us"] = _clock() - t
     download_bytes = u.nbytes + s.nbytes
 
-    probe = None
+    probe: tuple[bytes, np.ndarray] | None = None
     if encrypted:
         t = _clock()
         ctx = create_context(ckks)
@@ -91,11 +91,10 @@ def run_fedhenet(client_features: Sequence[np.ndarray], client_labels: Sequence[
     seconds["total"] = _clock() - start
     he = sum(seconds.get(k, 0.0) for k in ("encrypt", "aggregate_encrypted", "decrypt_per_client"))
     # After the clock: a check of the coordinator, not a step of the protocol.
-    exposure = coordinator_exposure(coordinator, *probe) if encrypted else None
+    exposure = coordinator_exposure(coordinator, *probe) if probe is not None else None
 
-    def mean(key: str) -> float | None:
-        values = [r[key] for r in per_client]
-        return None if values[0] is None else float(np.mean(values))
+    def mean(key: str) -> float:
+        return float(np.mean([r[key] for r in per_client]))
 
     return {
         "accuracy": accuracy,

@@ -76,7 +76,7 @@ def _r_factor(rows: np.ndarray) -> np.ndarray:
     """R of a QR of `rows` (m x p): R^T R = rows^T rows, at most p rows."""
     if rows.shape[0] <= rows.shape[1]:
         return rows
-    return np.linalg.qr(rows, mode="r")
+    return np.linalg.qr(rows, mode="r")  # type: ignore[return-value]  # the stubs say QRResult; mode "r" gives R
 
 
 def _left_us(rows: np.ndarray) -> np.ndarray:

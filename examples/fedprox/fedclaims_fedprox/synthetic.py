@@ -15,8 +15,20 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from torch import nn
 
-from fedclaims import (FEDERATED_TRAINING, ClientData, ExperimentKind, FederatedDataset, Federation, KindExample,
-                       Learning, RunContext, SliceableFamily, default_init_, run_federation, setup_seed)
+from fedclaims import (
+    FEDERATED_TRAINING,
+    ClientData,
+    ExperimentKind,
+    FederatedDataset,
+    Federation,
+    KindExample,
+    Learning,
+    RunContext,
+    SliceableFamily,
+    default_init_,
+    run_federation,
+    setup_seed,
+)
 
 
 class SyntheticData(BaseModel):
@@ -39,7 +51,8 @@ class Config(BaseModel):
     @model_validator(mode="after")
     def _one_client_per_device(self):
         if self.federation.num_clients != self.data.devices:
-            raise ValueError(f"num_clients ({self.federation.num_clients}) must equal the devices ({self.data.devices})")
+            raise ValueError(f"num_clients ({self.federation.num_clients}) must equal the devices "
+                             f"({self.data.devices})")
         return self
 
 
@@ -100,7 +113,8 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
     rounds = config.federation.rounds
     result = run_federation(LogisticRegression(config.data.features, config.data.classes), data.to(context.device),
                             config.federation.method(), np.ones(config.data.devices), seed, device=context.device,
-                            on_round=lambda r: context.progress((r.round + 1) / rounds, f"round {r.round + 1}/{rounds}"))
+                            on_round=lambda r: context.progress((r.round + 1) / rounds,
+                                                                f"round {r.round + 1}/{rounds}"))
     record = result.to_dict()
     record["config"] = config.federation.model_dump(mode="json")
     record["client_sizes"] = [len(c) for c in data.clients]
