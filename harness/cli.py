@@ -181,7 +181,7 @@ def cmd_study(args) -> int:
 
     from harness.report.studies import read_outcome
     from harness.report.terminal import print_verdicts
-    from harness.running.store import json_safe
+    from methods.plain import json_safe
     settings = _settings(args)
     if args.from_store:
         ResultStore(settings.store_dir).check_readable()

@@ -17,7 +17,7 @@ from rich.table import Table
 from harness.audit.analysis import StatisticValidation
 from harness.audit.audit import Audit, FederationAudit
 from harness.kinds import kind as experiment_kind
-from harness.running.store import json_safe
+from methods.plain import json_safe
 
 
 def _cell(text: Any) -> str:

@@ -34,9 +34,9 @@ from typing import Any
 
 from scipy import stats
 
-from harness.running.store import json_safe
 from harness.settings import Settings
 from harness.verdicts.verify import Verdict
+from methods.plain import json_safe
 
 DETECTS = "any change: both revisions computed here under one numerics and compared bit for bit"
 

@@ -37,8 +37,8 @@ from typing import Any
 
 from harness.regression import baseline_file, jsonedit
 from harness.regression import drift as drift_io
-from harness.running.store import json_safe
 from harness.verdicts.verify import ERROR, FAIL, INCONCLUSIVE, PASS, Verdict
+from methods.plain import json_safe
 
 DEFAULT_TOLERANCE = {"absolute": 1e-9, "relative": 1e-6}
 UNAVAILABLE = "unavailable here"

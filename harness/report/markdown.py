@@ -24,10 +24,10 @@ from harness.report.performance import performance_section
 from harness.report.sequential import sequential_section
 from harness.report.studies import StudyReading, read_outcome, study_dicts, study_findings
 from harness.running.provenance import git_commit, library_versions, machine
-from harness.running.store import json_safe
 from harness.settings import Settings
 from harness.verdicts.levels import GROUPS, accuracies_from_records, accuracies_from_verdicts, level_reader
 from harness.verdicts.verify import Verdict
+from methods.plain import json_safe
 
 ICONS = {"PASS": "✅ PASS", "FAIL": "❌ FAIL", "INCONCLUSIVE": "❔ INCONCLUSIVE", "SKIPPED": "⏭ SKIPPED",
          "ERROR": "⚠️ ERROR"}

@@ -21,10 +21,11 @@ import numpy as np
 from harness.loading.catalog import Catalog, LoadedClaim
 from harness.loading.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, observed_variants
 from harness.report.cells import cell, relative
-from harness.running.store import json_safe, wall_seconds
+from harness.running.store import wall_seconds
 from harness.schema import claim as schema
 from harness.verdicts.observe import observe
 from harness.verdicts.trend import EXTRAPOLATED, MEASURED, Band, Estimate, Trend, fit_trend, heading, reading
+from methods.plain import json_safe
 
 Lookup = Callable[[str, str, int, str], tuple[str, "dict | None"]]
 """(experiment, variant, seed, profile) -> (store key, record or None): `Outcome.lookup`."""

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import did_you_mean
-from methods.plain import json_safe  # noqa: F401 (part of this module's API)
+from methods.plain import json_safe
 
 RECORD_FORMAT = 2
 """Format 2: the code identity in the key is the set of content digests of the modules that compute
