@@ -160,6 +160,31 @@ def cmd_plan(args) -> int:
     return 0
 
 
+def cmd_trial(args) -> int:
+    """Every run of a profile shrunk to one round on a handful of samples (`harness.running.trial`), in a
+    store of its own; writes report/trial-<profile>.{md,json}. Exit 1 if a run failed other than for
+    lack of data."""
+    from harness.loading.catalog import load_project
+    from harness.report.markdown import DETAIL_DIR
+    from harness.running.provenance import git_commit
+    from harness.running.trial import run_trials, summary_line, trial_summary, write_trial
+    settings = _settings(args)
+    catalog = load_project(settings)
+    catalog.check_profiles([args.profile])
+    store = ResultStore(Path(args.trial_store) if args.trial_store else settings.cache_dir / "trials")
+    outcomes = run_trials(catalog, args.profile, settings, store, args.experiment or None, stderr)
+    for outcome in outcomes:
+        seconds = "" if outcome.seconds is None else f"{outcome.seconds:7.1f} s"
+        print(f"{outcome.status:<11} {seconds:>9}  {outcome.label}" + (f": {outcome.detail}" if outcome.detail else ""))
+    print(summary_line(outcomes))
+    if args.experiment:
+        return int(any(o.status not in ("ok", "unavailable") for o in outcomes))
+    path = write_trial(trial_summary(outcomes, args.profile, settings, git_commit(settings.root)),
+                       settings.root / DETAIL_DIR)
+    print(f"wrote {path} and its .md")
+    return int(any(o.status not in ("ok", "unavailable") for o in outcomes))
+
+
 def _point_values(texts: list[str]) -> list:
     """Axis values as typed on the command line ('320', '0.5') read as YAML scalars."""
     import yaml
@@ -453,6 +478,15 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "plan":
             _study_options(command, required=False)
         command.set_defaults(func=func)
+    trial = sub.add_parser("trial", help="train every run of a profile for one round on a handful of samples (its "
+                                         "models, methods and federation as they are): proof that a profile meant "
+                                         "for a GPU builds and trains, in minutes on any machine")
+    trial.add_argument("--profile", default="paper", help="profile to try (default paper)")
+    trial.add_argument("--experiment", action="append", default=[],
+                       help="only this experiment (repeatable; then nothing is written)")
+    trial.add_argument("--trial-store", help="store of trial records (default: <cache>/trials)")
+    _execution(trial)
+    trial.set_defaults(func=cmd_trial)
     study = sub.add_parser("study", help="run a scale study (its claims at every point of its axis) and write its "
                                          "reading: figures against the axis, verdicts per point, trends")
     _study_options(study, required=True)

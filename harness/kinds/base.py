@@ -173,6 +173,10 @@ class ExperimentKind:
     """How the level its models learned to is read (None: the kind trains nothing)."""
     example: KindExample | None = None
     """A small run of this kind that every registered kind must declare (`tests/test_kinds.py`)."""
+    trial: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    """Overrides that shrink a resolved config of this kind to one round on a handful of samples, keeping
+    its models, methods and federation as they are (`fedclaims trial`, `tests/test_paper_profile.py`);
+    None: a config of this kind is cheap as it stands."""
 
     @property
     def module(self) -> ModuleType:

@@ -310,4 +310,6 @@ FEDERATED_TRAINING = ExperimentKind(
         "model": {"arch": "conv", "hidden": [4, 8], "in_channels": 3, "num_classes": 10, "image_size": 32},
         "federation": {"num_clients": 4, "clients_per_round": 4, "rounds": 3, "local_epochs": 1, "batch_size": 8,
                        "policy": {"name": "hasfl", "t_warm": 1, "t_adapt": 1, "t_norm": 2}}}),
+    trial=lambda config: {"data": {"max_train_per_client": 4, "test_samples": 16, "calibration_samples": 8},
+                          "federation": {"rounds": 1, "eval_every": 1}},
 )

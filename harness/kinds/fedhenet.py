@@ -236,4 +236,7 @@ FEDHENET = ExperimentKind(
                          "backbone": {"name": "efficientnet_lite0", "resolution": 32, "batch_size": 64},
                          "partition": {"scheme": "iid", "min_size": 10}, "num_clients": 4, "method": "fedhenet",
                          "encrypted": False}),
+    # Clients a small subset leaves without data are skipped, as at any scale (`clients_skipped`).
+    trial=lambda config: {"data": {"train_samples": 10 * config["num_clients"], "test_samples": 20},
+                          "partition": {"min_size": 0}, "rounds": 1},
 )

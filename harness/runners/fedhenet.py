@@ -35,6 +35,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.datasets.arrays import ImageData
+from harness.datasets.errors import DatasetUnavailable
 from harness.datasets.registry import load_dataset
 from harness.runners import fedhenet_caches as caches
 from harness.runners.ckks_config import CkksConfig
@@ -42,7 +43,7 @@ from harness.runners.context import RunContext
 from harness.runners.references import MetricOf
 from methods.energy import EnergyMeter, EnergyReading
 from methods.fedhenet import leakage, rolann
-from methods.fedhenet.backbones import Backbone, get_backbone, load_model, parameter_count
+from methods.fedhenet.backbones import Backbone, WeightsUnavailable, get_backbone, load_model, parameter_count
 from methods.fedhenet.baselines import LinearFLConfig, LinearFLResult, exchanged_bytes, run_linear_fl
 from methods.fedhenet.pipeline import fedhenet_from_images, linear_fl_from_images
 from methods.fedhenet.protocol import run_fedhenet
@@ -330,6 +331,9 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
         "data_fingerprint": data.fingerprint,
     }
     pipeline = _on_cached_features if config.pipeline == "cached_features" else _from_images
-    record = pipeline(config, seed, context, data, parts, record)
+    try:
+        record = pipeline(config, seed, context, data, parts, record)
+    except WeightsUnavailable as missing:
+        raise DatasetUnavailable(missing.weights, missing.tried, missing.hint) from missing
     context.progress(1.0, "done")
     return record

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.datasets.registry import loader_module
 from harness.loading.catalog import Catalog, LoadedClaim
+from harness.loading.configs import deep_merge
 from harness.running.provenance import code_fingerprint, code_hash, library_versions, source_fingerprint
 from harness.running.store import RECORD_FORMAT, ResultStore, content_key
 from harness.settings import Settings
@@ -140,19 +141,23 @@ def referenced_variants(catalog: Catalog, experiment: str, variant: str, profile
 
 def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, profile: str,
                 settings: Settings, store: ResultStore | None = None,
-                data: Mapping[str, str] | None = None) -> RunRequest:
+                data: Mapping[str, str] | None = None, trial: bool = False) -> RunRequest:
     """The run of one variant and seed at one profile.
 
     Config values that refer to another variant's record (same seed and profile) are
     replaced by that record's metric; if it is not stored yet, PendingDependency names it.
     ``data`` holds the fingerprints the fetch stage recorded (see dataset_fingerprints).
+    A ``trial`` run is the same run shrunk by its kind's `trial` overrides (and so are the runs
+    it refers to); its key differs from the full run's, since its config does.
     """
     loaded = catalog.specs[experiment]
     config_model = loaded.resolve(variant, profile)
     config = config_model.model_dump(mode="json", exclude_none=False)
+    if trial and loaded.kind.trial is not None:
+        config = deep_merge(config, dict(loaded.kind.trial(config)))
 
     def resolve(other: str, metric: str) -> float:
-        dependency = request_for(catalog, experiment, other, seed, profile, settings, store, data)
+        dependency = request_for(catalog, experiment, other, seed, profile, settings, store, data, trial)
         record = store.get(dependency.key) if store is not None else None
         if record is not None and record["status"] != "ok":
             raise DependencyFailed(dependency, record)

@@ -107,16 +107,24 @@ def _load_efficientnet_lite0() -> nn.Module:
     return _LiteFeatures(net)
 
 
+class WeightsUnavailable(RuntimeError):
+    """A backbone's pretrained weights are neither in their cache nor downloadable here."""
+
+    def __init__(self, weights: str, tried: list[str], hint: str) -> None:
+        self.weights, self.tried, self.hint = weights, tried, hint
+        super().__init__(f"could not obtain the {weights}: tried {'; '.join(tried)}; {hint}")
+
+
 def _load_resnet18() -> nn.Module:
     try:
         state = torch.hub.load_state_dict_from_url(
             RESNET18_URL, map_location="cpu", check_hash=True, weights_only=True, progress=False)
     except Exception as exc:  # network errors come in many types (URLError, OSError, ...)
-        raise RuntimeError(
-            f"could not obtain the ResNet-18 ImageNet weights (torchvision IMAGENET1K_V1): tried the torch hub "
-            f"cache {torch.hub.get_dir()}/checkpoints and a download from {RESNET18_URL}; "
-            f"place resnet18-f37072fd.pth in that cache or use the offline 'efficientnet_lite0' backbone "
-            f"({type(exc).__name__}: {exc})") from exc
+        raise WeightsUnavailable(
+            "ResNet-18 ImageNet weights (torchvision IMAGENET1K_V1)",
+            [f"the torch hub cache {torch.hub.get_dir()}/checkpoints",
+             f"a download from {RESNET18_URL} ({type(exc).__name__}: {exc})"],
+            "place resnet18-f37072fd.pth in that cache, or use the offline 'efficientnet_lite0' backbone") from exc
     net = _resnet18_architecture()
     net.load_state_dict(state, strict=True)
     net.fc = nn.Identity()
