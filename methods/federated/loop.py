@@ -122,9 +122,9 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
         updates: list[ClientUpdate] = []
         for i in sampled:
             result, start, view = results[i], starts[i], views[i]
-            delta = view.embed({name: result.params[name] - start[name] for name in start})
-            updates.append(ClientUpdate(i, widths[i], delta, view.mask, result.num_samples,
-                                        result.mean_loss))
+            compact = {name: result.params[name] - start[name] for name in start}
+            updates.append(ClientUpdate(i, widths[i], None, view.mask, result.num_samples, result.mean_loss,
+                                        compact=compact, embedding=None if view.is_full else view.embed))
         losses = [results[i].mean_loss for i in sampled]
         nonfinite = any(results[i].nonfinite for i in sampled)
         objective.end_round()
