@@ -368,11 +368,12 @@ def read_study(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], v
         loaded = catalog.claim(claim_id)
         paper = loaded.claim.expect.get(PAPER_PROFILE)
         readings = [_point(catalog, study, loaded, p, by_key.get((claim_id, p.profile)), lookup) for p in points]
+        tested = loaded.claim.expect.get(study.base)
+        differences = _add_differences(readings, tested or paper, {n: v.label for n, v in spec.variants.items()})
         labels = list(dict.fromkeys(label for r in readings for label in r.values))
         band = paper_band(paper)
-        trends = [series_trend(label, readings, band, study.study.paper_scale.value, study.study.axis)
-                  for label in labels]
-        tested = loaded.claim.expect.get(study.base)
+        trends = [series_trend(label, readings, differences.get(label, band), study.study.paper_scale.value,
+                               study.study.axis) for label in labels]
         claim = ClaimReading(claim_id, loaded.claim.statement, labels, band, _paper_text(paper), readings, trends,
                              tested=tested.describe(loaded.claim.observe) if tested is not None else "none")
         if labels:
@@ -380,6 +381,27 @@ def read_study(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], v
         result.claims.append(claim)
     result.costs = _costs(catalog, study, points, result.claims)
     return result
+
+
+POSITIVE = Band(0.0, math.inf)
+"""Where a tested difference (higher − lower variant) lies when the claim's order holds."""
+
+
+def _add_differences(readings: list[PointReading], expectation, labels: dict[str, str]) -> dict[str, Band]:
+    """Add to every point the paired per-seed differences the expectation tests (an order's adjacent
+    pairs: the statistic its verdict decides on, which the variants' own series do not show); returns
+    each difference series' band, (0, ∞): the order holds."""
+    bands: dict[str, Band] = {}
+    for higher, lower in expectation.tested_differences() if expectation is not None else []:
+        first, second = labels.get(higher, higher), labels.get(lower, lower)
+        label = f"{first} − {second}, paired per seed"
+        for point in readings:
+            a, b = point.values.get(first, {}), point.values.get(second, {})
+            paired = {seed: a[seed] - b[seed] for seed in a if seed in b}
+            if paired:
+                point.values[label] = paired
+        bands[label] = POSITIVE
+    return bands
 
 
 def _costs(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], claims: list[ClaimReading]

@@ -228,6 +228,12 @@ class ExpectationBase(StrictModel):
             variants.append(reference)
         return variants
 
+    def tested_differences(self) -> list[tuple[str, str]]:
+        """The paired per-seed differences (higher variant, lower variant) whose sign it tests: an
+        order's adjacent pairs; none for the others (a scale study trends these as the claim's own
+        statistic, beside each variant's values)."""
+        return []
+
     def claims_a_difference(self, obs, observed) -> bool:
         """It claims a strict difference between variants: an order, or a plain (not negated)
         inequality on a paired difference, on a ratio of two variants' spreads, or on each of several
@@ -515,6 +521,9 @@ class Order(ExpectationBase):
 
     def claims_a_difference(self, obs, observed) -> bool:
         return True
+
+    def tested_differences(self) -> list[tuple[str, str]]:
+        return list(zip(self.order, self.order[1:]))
 
     def effect(self, means: Mapping[str, float], label: Callable[[str], str]) -> float | None:
         ordered = [means[label(variant)] for variant in self.order if label(variant) in means]
