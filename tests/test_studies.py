@@ -15,7 +15,7 @@ from harness import cli
 from harness.loading.catalog import load_catalog
 from harness.loading.studies import point_profile_name, point_settings
 from harness.pipeline import stored_profiles, verify
-from harness.report.studies import paper_band, read_outcome
+from harness.report.studies import PointReading, add_tested_differences, paper_band, read_outcome, series_trend
 from harness.running.planning import plan, variants_needed
 from harness.running.store import ResultStore
 from harness.schema import claim as schema
@@ -206,3 +206,22 @@ def test_a_points_cost_is_measured_or_estimated_from_the_nearest_measured_point(
     assert costs[2].text() == "| 1280 | 2 of 4 | 575 | 1,150 |"
     assert "about 4,492 (estimate)" in costs[3].text()
     assert point_costs([1, 2], {}, planned=4)[1].estimate is None
+
+
+def test_an_order_claims_study_trends_the_paired_differences_its_verdict_tests() -> None:
+    """An order's verdict decides on each adjacent pair's per-seed difference, not on each variant's
+    value: a study trends those differences, against 'the order holds' (≥ 0)."""
+    def point(value: int, shift: float) -> PointReading:
+        return PointReading(value, f"base@rounds={value}", "FAIL", "", {
+            "A (m)": {0: 10.0 + shift, 1: 11.0 + shift, 2: 12.0 + shift},
+            "B (m)": {0: 11.0, 1: 11.5, 2: 12.0},
+            "C (m)": {0: 9.0, 1: 9.0, 2: 9.0}})
+
+    points = [point(100, -1.0), point(300, 0.0), point(900, 1.0)]
+    bands = add_tested_differences(points, schema.Order(order=["a", "b", "c"]), ["a", "b", "c"])
+    assert bands == {"A (m) − B (m), paired per seed": Band(0.0, math.inf),
+                     "B (m) − C (m), paired per seed": Band(0.0, math.inf)}
+    assert points[0].values["A (m) − B (m), paired per seed"] == {0: -2.0, 1: -1.5, 2: -1.0}
+    rising = series_trend("A (m) − B (m), paired per seed", points, Band(0.0, math.inf), 2700, "rounds")
+    assert rising.trend.slope > 0 and rising.trend.interval[0] > 0
+    assert add_tested_differences(points, schema.Above(above=0.0), ["a", "b", "c"]) == {}

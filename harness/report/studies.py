@@ -369,7 +369,7 @@ def read_study(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], v
         paper = loaded.claim.expect.get(PAPER_PROFILE)
         readings = [_point(catalog, study, loaded, p, by_key.get((claim_id, p.profile)), lookup) for p in points]
         tested = loaded.claim.expect.get(study.base)
-        differences = _add_differences(readings, tested or paper, {n: v.label for n, v in spec.variants.items()})
+        differences = add_tested_differences(readings, tested or paper, loaded.claim.observe.variants)
         labels = list(dict.fromkeys(label for r in readings for label in r.values))
         band = paper_band(paper)
         trends = [series_trend(label, readings, differences.get(label, band), study.study.paper_scale.value,
@@ -387,13 +387,19 @@ POSITIVE = Band(0.0, math.inf)
 """Where a tested difference (higher − lower variant) lies when the claim's order holds."""
 
 
-def _add_differences(readings: list[PointReading], expectation, labels: dict[str, str]) -> dict[str, Band]:
+def add_tested_differences(readings: list[PointReading], expectation, variants: list[str]) -> dict[str, Band]:
     """Add to every point the paired per-seed differences the expectation tests (an order's adjacent
     pairs: the statistic its verdict decides on, which the variants' own series do not show); returns
-    each difference series' band, (0, ∞): the order holds."""
+    each difference series' band, (0, ∞): the order holds. `variants`: the observation's, in the order
+    of its series."""
+    pairs = expectation.tested_differences() if expectation is not None else []
+    series = list(dict.fromkeys(label for point in readings for label in point.values))
+    if not pairs or len(series) != len(variants):
+        return {}
+    of_variant = dict(zip(variants, series))
     bands: dict[str, Band] = {}
-    for higher, lower in expectation.tested_differences() if expectation is not None else []:
-        first, second = labels.get(higher, higher), labels.get(lower, lower)
+    for higher, lower in pairs:
+        first, second = of_variant[higher], of_variant[lower]
         label = f"{first} − {second}, paired per seed"
         for point in readings:
             a, b = point.values.get(first, {}), point.values.get(second, {})
