@@ -15,7 +15,14 @@ from harness import cli
 from harness.loading.catalog import load_catalog
 from harness.loading.studies import point_profile_name, point_settings
 from harness.pipeline import stored_profiles, verify
-from harness.report.studies import PointReading, add_tested_differences, paper_band, read_outcome, series_trend
+from harness.report.studies import (
+    ClaimReading,
+    PointReading,
+    add_tested_differences,
+    paper_band,
+    read_outcome,
+    series_trend,
+)
 from harness.running.planning import plan, variants_needed
 from harness.running.store import ResultStore
 from harness.schema import claim as schema
@@ -225,3 +232,16 @@ def test_an_order_claims_study_trends_the_paired_differences_its_verdict_tests()
     rising = series_trend("A (m) − B (m), paired per seed", points, Band(0.0, math.inf), 2700, "rounds")
     assert rising.trend.slope > 0 and rising.trend.interval[0] > 0
     assert add_tested_differences(points, schema.Above(above=0.0), ["a", "b", "c"]) == {}
+
+
+def test_a_study_says_whether_a_fail_stands_as_the_axis_grows() -> None:
+    def claim(*statuses: str) -> ClaimReading:
+        points = [PointReading(v, f"base@rounds={v}", s, "") for v, s in zip((192, 576, 1600), statuses)]
+        return ClaimReading("c", "", [], None, "", points, [])
+
+    assert claim("PASS", "PASS", "PASS").whose_fail() is None
+    assert "the FAIL stands as the axis grows" in claim("FAIL", "FAIL", "FAIL").whose_fail()
+    faded = claim("FAIL", "FAIL", "INCONCLUSIVE").whose_fail()
+    assert faded.startswith("FAIL at 192, 576 but INCONCLUSIVE at the largest point (1600)")
+    assert "it is the smaller scales', not shown to be the paper's" in faded and "not decided there" in faded
+    assert "the claim holds there" in claim("FAIL", "PASS", "PASS").whose_fail()

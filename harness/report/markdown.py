@@ -363,7 +363,8 @@ def _studies(catalog, settings: Settings, report_path: Path, figures_dir: Path
                   ""]
         for claim in reading.claims:
             verdicts = ", ".join(f"{p.value}: {p.status}" for p in claim.points)
-            lines.append(f"- `{claim.claim}` (verdicts {verdicts})")
+            fail = claim.whose_fail()
+            lines.append(f"- `{claim.claim}` (verdicts {verdicts})" + (f": {fail}" if fail else ""))
             lines += [f"  - {trend.label}: {trend.text}" for trend in claim.trends]
         measured = sum(sum(c.walls) for c in reading.costs)
         to_run = [(c.value, c.estimate * c.planned) for c in reading.costs if not c.walls and c.estimate is not None]

@@ -106,6 +106,23 @@ class ClaimReading:
     tested: str = ""
     """The bound each point's verdict tested (the base profile's expectation)."""
 
+    def whose_fail(self) -> str | None:
+        """Whether a FAIL along the axis is the small scale's or stands as the axis grows toward the
+        paper's scale (None where no point FAILED)."""
+        failed = [p for p in self.points if p.status == "FAIL"]
+        if not failed:
+            return None
+        last = self.points[-1]
+        at = ", ".join(str(p.value) for p in failed)
+        if last.status == "FAIL":
+            return (f"FAIL at {at}, the largest point included: the FAIL stands as the axis grows, so as far as this "
+                    "axis reaches it is not the smaller scale's")
+        return (f"FAIL at {at} but {last.status} at the largest point ({last.value}): the FAIL does not stand as the "
+                "axis grows toward the paper's scale (the largest point's data no longer contradict the statement), "
+                "so it is the smaller scales', not shown to be the paper's; "
+                + ("the claim holds there" if last.status == "PASS" else
+                   "whether the paper's statement holds is not decided there"))
+
 
 @dataclass
 class PointCost:
@@ -180,6 +197,8 @@ class StudyReading:
                       f"trend is the paper's statement, not tested at these points: {claim.paper}.", ""]
             if claim.figure is not None:
                 lines += [f"![{claim.claim} against {self.axis}]({relative(claim.figure, base)})", ""]
+            if (fail := claim.whose_fail()) is not None:
+                lines += [f"**Verdicts along the axis:** {fail}.", ""]
             for label in claim.labels:
                 lines += [f"| {self.axis} | {cell(label)} | verdict |", "|---|---|---|"]
                 lines += [f"| {p.value} | {p.summary(label)} | {p.status} |" for p in claim.points]
