@@ -105,6 +105,9 @@ class ClaimReading:
     figure: Path | None = None
     tested: str = ""
     """The bound each point's verdict tested (the base profile's expectation)."""
+    statistic: list[str] = field(default_factory=list)
+    """The series of the statistic the verdict tests where it is not a variant's own value (an order's
+    paired differences)."""
 
     def whose_fail(self) -> str | None:
         """Whether a FAIL along the axis is the small scale's or stands as the axis grows toward the
@@ -394,7 +397,8 @@ def read_study(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], v
         trends = [series_trend(label, readings, differences.get(label, band), study.study.paper_scale.value,
                                study.study.axis) for label in labels]
         claim = ClaimReading(claim_id, loaded.claim.statement, labels, band, _paper_text(paper), readings, trends,
-                             tested=tested.describe(loaded.claim.observe) if tested is not None else "none")
+                             tested=tested.describe(loaded.claim.observe) if tested is not None else "none",
+                             statistic=list(differences))
         if labels:
             claim.figure = _draw(claim, result, figures_dir / f"study-{study.name}-{claim_id}.png")
         result.claims.append(claim)
@@ -472,7 +476,10 @@ def study_findings(catalog: Catalog, readings: list[StudyReading]) -> dict[str, 
     for study in readings:
         for claim in study.claims:
             paper = catalog.claim(claim.claim).paper
-            for trend in claim.trends:
+            if (fail := claim.whose_fail()) is not None:
+                found.setdefault(paper, []).append(
+                    f"- [`{claim.claim}`](report/study-{study.name}.md) along `{study.axis}`: {fail}.")
+            for trend in [t for t in claim.trends if t.label in claim.statistic] or claim.trends:
                 at_points = "; ".join(f"{point.value}: {point.summary(trend.label)}" for point in claim.points
                                       if point.summary(trend.label) != "no observation")
                 found.setdefault(paper, []).append(
