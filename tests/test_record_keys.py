@@ -99,7 +99,7 @@ def test_moving_a_module_keeps_every_key(project, catalog, settings) -> None:
 def test_comments_and_docstrings_do_not_rekey_but_a_line_of_code_does(project, catalog, settings) -> None:
     before = _key(catalog, settings, CIFAR)
     aggregation = project / "methods/federated/aggregation.py"
-    _edit(aggregation, '"""L2 norm of the client\'s update over the coordinates it trained."""',
+    _edit(aggregation, '"""L2 norm of the client\'s update over the coordinates it trained (summed in float64)."""',
           '"""The L2 norm of a client\'s update, over its trained coordinates."""  # reworded')
     assert _key(catalog, settings, CIFAR) == before
     _edit(aggregation, "    return math.sqrt(total)", "    return total ** 0.5")
