@@ -37,11 +37,18 @@ def finding_problems(text: str) -> list[str]:
     """Rows of the findings whose displayed bound is not the tested one, or whose paper bound is
     shown without the label where it differs."""
     problems, profile = [], None
+    studies = False
     for number, line in enumerate(text.splitlines(), 1):
         if match := PROFILE.match(line):
-            profile = match["profile"]
+            profile, studies = match["profile"], False
+        if line.startswith("**Along the scale studies**"):
+            studies = True
         row = ROW.match(line)
         if not row or profile is None:
+            continue
+        if studies:  # a study's rows test its base profile's bound at every point, and say so
+            if "each point tested: " not in line:
+                problems.append(f"line {number}: {row['claim']} along a study: no tested bound shown")
             continue
         claim = row["claim"]
         tested = TESTED.search(line)

@@ -112,16 +112,18 @@ class ClaimReading:
     def whose_fail(self) -> str | None:
         """Whether a FAIL along the axis is the small scale's or stands as the axis grows toward the
         paper's scale (None where no point FAILED)."""
-        failed = [p for p in self.points if p.status == "FAIL"]
-        if not failed:
+        measured = [p for p in self.points if p.status in ("PASS", "FAIL", "INCONCLUSIVE")]
+        failed = [p for p in measured if p.status == "FAIL"]
+        if not failed or len(measured) < 2:
             return None
-        last = self.points[-1]
+        last = measured[-1]
         at = ", ".join(str(p.value) for p in failed)
         if last.status == "FAIL":
-            return (f"FAIL at {at}, the largest point included: the FAIL stands as the axis grows, so as far as this "
-                    "axis reaches it is not the smaller scale's")
-        return (f"FAIL at {at} but {last.status} at the largest point ({last.value}): the FAIL does not stand as the "
-                "axis grows toward the paper's scale (the largest point's data no longer contradict the statement), "
+            return (f"FAIL at {at}, the largest point measured included: the FAIL stands as the axis grows, so "
+                    "as far as this axis reaches it is not the smaller scale's")
+        return (f"FAIL at {at} but {last.status} at the largest point measured ({last.value}): the FAIL does not "
+                "stand as the axis grows toward the paper's scale (the largest point's data no longer contradict the "
+                "statement), "
                 "so it is the smaller scales', not shown to be the paper's; "
                 + ("the claim holds there" if last.status == "PASS" else
                    "whether the paper's statement holds is not decided there"))
@@ -478,7 +480,8 @@ def study_findings(catalog: Catalog, readings: list[StudyReading]) -> dict[str, 
             paper = catalog.claim(claim.claim).paper
             if (fail := claim.whose_fail()) is not None:
                 found.setdefault(paper, []).append(
-                    f"- [`{claim.claim}`](report/study-{study.name}.md) along `{study.axis}`: {fail}.")
+                    f"- [`{claim.claim}`](report/study-{study.name}.md) along `{study.axis}`: {fail} (each point "
+                    f"tested: {claim.tested}).")
             for trend in [t for t in claim.trends if t.label in claim.statistic] or claim.trends:
                 at_points = "; ".join(f"{point.value}: {point.summary(trend.label)}" for point in claim.points
                                       if point.summary(trend.label) != "no observation")
