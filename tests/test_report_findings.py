@@ -109,3 +109,16 @@ def test_findings_carry_each_study_point_and_trend_under_its_paper() -> None:
     text = "\n".join(findings(CATALOG, verdicts, _levels(verdicts), ["standard"], lambda claim: f"#{claim}",
                               {"hasfl": lines}))
     assert "**Along the scale studies**" in text.split("### Capacity Confounds")[1]
+
+
+def test_the_digest_carries_what_a_study_found_of_a_central_claim() -> None:
+    from harness.report.studies import ClaimReading, PointReading, StudyReading, central_along_studies
+    central = "fedrolex.accuracy.high-heterogeneity-ordering"
+    points = [PointReading(v, f"standard@federation.rounds={v}", s, "")
+              for v, s in ((192, "FAIL"), (576, "FAIL"), (1600, "INCONCLUSIVE"))]
+    claims = [ClaimReading(central, "statement", [], None, "", points, []),
+              ClaimReading("fedrolex.participation.10pct-vs-dropout", "statement", [], None, "", points, [])]
+    study = StudyReading("rolling-rounds", "fedrolex-cifar10", "title", "", "federation.rounds", "standard",
+                         [0], 3200, "", claims)
+    (line,) = central_along_studies(CATALOG, [study])["fedrolex"]
+    assert f"`{central}`: 192: FAIL, 576: FAIL, 1600: INCONCLUSIVE" in line and "smaller scales'" in line

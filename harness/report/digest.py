@@ -109,8 +109,9 @@ def counts_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> str:
 
 
 def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profiles: list[str],
-           link: Callable[[str], str]) -> list[str]:
-    """The digest's lines (heading included)."""
+           link: Callable[[str], str], along: Mapping[str, list[str]] | None = None) -> list[str]:
+    """The digest's lines (heading included); `along`: per paper, what its scale studies found of its
+    central claims (one line each)."""
     by_claim: dict[str, dict[str, Verdict]] = {}
     for verdict in verdicts:
         by_claim.setdefault(verdict.claim, {})[verdict.profile] = verdict
@@ -140,6 +141,7 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
             at = [v for v in verdicts if v.paper == paper and v.profile == profile]
             if at and any(v.status != "SKIPPED" for v in at):
                 lines.append(f"- `{profile}`: {counts_line(at, levels)}")
+        lines += (along or {}).get(paper, [])
         lines.append("")
     return lines
 

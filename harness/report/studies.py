@@ -471,6 +471,24 @@ def study_dicts(readings: list[StudyReading]) -> list[dict[str, Any]]:
     return [reading.to_dict() for reading in readings]
 
 
+def central_along_studies(catalog: Catalog, readings: list[StudyReading]) -> dict[str, list[str]]:
+    """Per paper, one digest line for each of its central claims a study read: the verdict at each
+    point and whose a FAIL is."""
+    found: dict[str, list[str]] = {}
+    for study in readings:
+        for claim in study.claims:
+            paper = catalog.claim(claim.claim).paper
+            if claim.claim not in catalog.papers[paper].central:
+                continue
+            verdicts = ", ".join(f"{p.value}: {p.status}" for p in claim.points)
+            fail = claim.whose_fail()
+            found.setdefault(paper, []).append(
+                f"- along `{study.axis}` toward the paper's {study.paper_value} ([study `{study.name}`]"
+                f"(report/study-{study.name}.md)), `{claim.claim}`: {verdicts}"
+                + (f" ({fail.split(': ', 1)[1]})" if fail else ""))
+    return found
+
+
 def study_findings(catalog: Catalog, readings: list[StudyReading]) -> dict[str, list[str]]:
     """Per paper, the findings lines of its claims' scale studies: the value at every point of the
     axis beside the paper's statement, and the trend's reading."""
