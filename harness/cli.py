@@ -177,11 +177,10 @@ def cmd_trial(args) -> int:
         seconds = "" if outcome.seconds is None else f"{outcome.seconds:7.1f} s"
         print(f"{outcome.status:<11} {seconds:>9}  {outcome.label}" + (f": {outcome.detail}" if outcome.detail else ""))
     print(summary_line(outcomes))
-    if args.experiment:
-        return int(any(o.status not in ("ok", "unavailable") for o in outcomes))
-    path = write_trial(trial_summary(outcomes, args.profile, settings, git_commit(settings.root)),
-                       settings.root / DETAIL_DIR)
-    print(f"wrote {path} and its .md")
+    if not args.experiment:  # only a trial of the whole profile describes it
+        path = write_trial(trial_summary(outcomes, args.profile, settings, git_commit(settings.root)),
+                           settings.root / DETAIL_DIR)
+        stderr.print(f"wrote {path} and its .md")
     return int(any(o.status not in ("ok", "unavailable") for o in outcomes))
 
 
