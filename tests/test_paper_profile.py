@@ -139,3 +139,15 @@ def test_fedhenet_paper_backbone_is_resnet18_at_224_px() -> None:
         features = net(torch.zeros(2, 3, 224, 224))
     assert features.shape == (2, backbone.feature_dim) == (2, 512)
     assert parameter_count(backbone) + 512 * 1000 + 1000 == 11_689_512
+
+
+def test_the_trial_command_tries_one_experiment_and_writes_nothing(tmp_path: Path, capsys) -> None:
+    from harness import cli
+    written = ROOT / "report" / "trial-paper.json"
+    before = written.read_text() if written.exists() else None
+    assert cli.main(["--root", str(ROOT), "trial", "--profile", "paper", "--experiment", "hasfl-allocation-rule",
+                     "--trial-store", str(tmp_path / "trials"), "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "8 trial runs: 8 ok" in out and "hasfl-allocation-rule/tier-0.75" in out
+    assert (written.read_text() if written.exists() else None) == before
+    assert cli.main(["--root", str(ROOT), "trial", "--profile", "papr", "--trial-store", str(tmp_path)]) == 2
