@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from harness.loading.studies import PAPER_PROFILE
 from harness.pipeline import Outcome, numerics_of
 from harness.report.cells import cell, relative
 from harness.report.digest import MAX_LINES, digest, tested_and_paper
@@ -100,13 +101,14 @@ class _Report:
 
     def paper_profile(self) -> list[str]:
         """Where the paper profile has no record here: what its one-round trial showed, if one was written."""
-        if "paper" in self.profiles or "paper" not in self.catalog.profiles():
+        if PAPER_PROFILE in self.profiles or PAPER_PROFILE not in self.catalog.profiles():
             return []
-        trial = read_trial(self.settings.root / DETAIL_DIR, "paper")
+        trial = read_trial(self.settings.root / DETAIL_DIR, PAPER_PROFILE)
         if trial is None:
-            return ["`paper` has never run here, not even for one round (`fedclaims trial --profile paper` tries it).",
-                    ""]
-        return [f"{trial_sentence(trial)} The runs: [{DETAIL_DIR}/trial-paper.md]({DETAIL_DIR}/trial-paper.md).", ""]
+            return [f"`{PAPER_PROFILE}` has never run here, not even for one round (`fedclaims trial --profile "
+                    f"{PAPER_PROFILE}` tries it).", ""]
+        page = f"{DETAIL_DIR}/trial-{PAPER_PROFILE}.md"
+        return [f"{trial_sentence(trial)} The runs: [{page}]({page}).", ""]
 
     def summary(self) -> list[str]:
         lines = ["## Counts", "",
@@ -363,9 +365,8 @@ def _studies(catalog, settings: Settings, report_path: Path, figures_dir: Path
                   f"[{DETAIL_DIR}/study-{name}.md]({DETAIL_DIR}/study-{name}.md).",
                   ""]
         for claim in reading.claims:
-            verdicts = ", ".join(f"{p.value}: {p.status}" for p in claim.points)
             fail = claim.whose_fail()
-            lines.append(f"- `{claim.claim}` (verdicts {verdicts})" + (f": {fail}" if fail else ""))
+            lines.append(f"- `{claim.claim}` (verdicts {claim.verdicts})" + (f": {fail}" if fail else ""))
             lines += [f"  - {trend.label}: {trend.text}" for trend in claim.trends]
         measured = sum(sum(c.walls) for c in reading.costs)
         to_run = [(c.value, c.estimate * c.planned) for c in reading.costs if not c.walls and c.estimate is not None]

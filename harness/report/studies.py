@@ -109,22 +109,38 @@ class ClaimReading:
     """The series of the statistic the verdict tests where it is not a variant's own value (an order's
     paired differences)."""
 
+    @property
+    def verdicts(self) -> str:
+        """The verdict at each point, e.g. '192: FAIL, 576: FAIL, 1600: INCONCLUSIVE'."""
+        return ", ".join(f"{p.value}: {p.status}" for p in self.points)
+
     def whose_fail(self) -> str | None:
         """Whether a FAIL along the axis is the small scale's or stands as the axis grows toward the
-        paper's scale (None where no point FAILED)."""
-        measured = [p for p in self.points if p.status in ("PASS", "FAIL", "INCONCLUSIVE")]
-        failed = [p for p in measured if p.status == "FAIL"]
-        if not failed or len(measured) < 2:
+        paper's scale: the course of the verdicts, then its reading (None where no point FAILED)."""
+        reading = self.fail_reading()
+        return None if reading is None else f"{self._fail_course()}: {reading}"
+
+    def _measured(self) -> list[PointReading]:
+        return [p for p in self.points if p.status in ("PASS", "FAIL", "INCONCLUSIVE")]
+
+    def _fail_course(self) -> str:
+        measured = self._measured()
+        at, last = ", ".join(str(p.value) for p in measured if p.status == "FAIL"), measured[-1]
+        if last.status == "FAIL":
+            return f"FAIL at {at}, the largest point measured included"
+        return f"FAIL at {at} but {last.status} at the largest point measured ({last.value})"
+
+    def fail_reading(self) -> str | None:
+        """What the verdicts along the axis say of a FAIL (None without a FAIL, or with fewer than two
+        points measured: no course to read)."""
+        measured = self._measured()
+        if len(measured) < 2 or not any(p.status == "FAIL" for p in measured):
             return None
         last = measured[-1]
-        at = ", ".join(str(p.value) for p in failed)
         if last.status == "FAIL":
-            return (f"FAIL at {at}, the largest point measured included: the FAIL stands as the axis grows, so "
-                    "as far as this axis reaches it is not the smaller scale's")
-        return (f"FAIL at {at} but {last.status} at the largest point measured ({last.value}): the FAIL does not "
-                "stand as the axis grows toward the paper's scale (the largest point's data no longer contradict the "
-                "statement), "
-                "so it is the smaller scales', not shown to be the paper's; "
+            return "the FAIL stands as the axis grows, so as far as this axis reaches it is not the smaller scale's"
+        return ("the FAIL does not stand as the axis grows toward the paper's scale (the largest point's data no "
+                "longer contradict the statement), so it is the smaller scales', not shown to be the paper's; "
                 + ("the claim holds there" if last.status == "PASS" else
                    "whether the paper's statement holds is not decided there"))
 
@@ -480,12 +496,11 @@ def central_along_studies(catalog: Catalog, readings: list[StudyReading]) -> dic
             paper = catalog.claim(claim.claim).paper
             if claim.claim not in catalog.papers[paper].central:
                 continue
-            verdicts = ", ".join(f"{p.value}: {p.status}" for p in claim.points)
-            fail = claim.whose_fail()
+            reading = claim.fail_reading()
             found.setdefault(paper, []).append(
                 f"- along `{study.axis}` toward the paper's {study.paper_value} ([study `{study.name}`]"
-                f"(report/study-{study.name}.md)), `{claim.claim}`: {verdicts}"
-                + (f" ({fail.split(': ', 1)[1]})" if fail else ""))
+                f"(report/study-{study.name}.md)), `{claim.claim}`: {claim.verdicts}"
+                + (f" ({reading})" if reading else ""))
     return found
 
 
