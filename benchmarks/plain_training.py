@@ -4,7 +4,8 @@ One round of FedAvg over width-p sub-models written the way a PyTorch user would
 client a module of the sub-model's size (textbook layer order, ``nn.LSTM``), loaded with the
 leading units of the global model, ``torch.optim.SGD`` with momentum and weight decay,
 ``clip_grad_norm_``, shuffled mini-batches; then the sample-weighted mean of the clients'
-sub-models written back into the global model. It uses fedclaims only for what defines the
+sub-models written back into the global model, and the test accuracy of the new global model (a
+full-width module in eval mode), as the engine's round ends with. It uses fedclaims only for what defines the
 arithmetic being compared (initial weights, random streams, which units a sub-model keeps),
 so that fedclaims' round must give the same parameters.
 """
@@ -101,3 +102,15 @@ def plain_round(family: SliceableFamily, build_plain, global_params: dict[str, T
     inside = embed(mean, family, selection, global_params)
     kept = embed({n: torch.ones_like(t) for n, t in mean.items()}, family, selection, global_params)
     return {name: torch.where(kept[name] > 0, inside[name], t) for name, t in global_params.items()}
+
+
+@torch.no_grad()
+def plain_accuracy(build_plain, family: SliceableFamily, params: dict[str, Tensor], test: ClientData,
+                   batch_size: int) -> float:
+    """Test accuracy of the global model: a full-width module loaded with ``params``, in eval mode."""
+    model = build_plain(dict(family.groups))
+    model.load_state_dict(params, strict=False)
+    model.eval()
+    correct = sum(int((model(x).argmax(dim=1) == y).sum())
+                  for x, y in zip(test.x.split(batch_size), test.y.split(batch_size)))
+    return correct / max(len(test), 1)

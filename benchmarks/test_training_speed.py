@@ -18,7 +18,14 @@ import pytest
 import torch
 from threadpoolctl import threadpool_limits
 
-from benchmarks.plain_training import PlainCharLSTM, PlainConvNet, PlainSettings, plain_round, prefix_selection
+from benchmarks.plain_training import (
+    PlainCharLSTM,
+    PlainConvNet,
+    PlainSettings,
+    plain_accuracy,
+    plain_round,
+    prefix_selection,
+)
 from methods.costs import training_flops
 from methods.federated import ClientData, FederatedDataset, FederationConfig, initial_params, run_federation
 from methods.federated.parts import Choice
@@ -30,6 +37,7 @@ from methods.models.slicing import SliceableFamily
 SEED = 0
 WIDTHS = (1.0, 0.5, 0.25)
 MATMUL_SIZE = 1024
+EVAL_BATCH_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -107,7 +115,7 @@ def _config(case: Case, clients: int) -> FederationConfig:
                             local_epochs=s.epochs, batch_size=s.batch_size, lr=s.lr,
                             momentum=s.momentum, weight_decay=s.weight_decay,
                             clip_norm=s.clip_norm, policy=Choice.of(CapPolicy), extraction="prefix",
-                            weighting="samples", eval_batch_size=64)
+                            weighting="samples", eval_batch_size=EVAL_BATCH_SIZE)
 
 
 def _fedclaims_round(case, family, data, width):
@@ -116,8 +124,10 @@ def _fedclaims_round(case, family, data, width):
 
 
 def _plain_round(case, family, data, width):
-    return plain_round(family, case.plain, initial_params(family, SEED), data.clients, width,
-                       case.settings, SEED)
+    params = plain_round(family, case.plain, initial_params(family, SEED), data.clients, width,
+                         case.settings, SEED)
+    plain_accuracy(case.plain, family, params, data.test, EVAL_BATCH_SIZE)
+    return params
 
 
 @cache

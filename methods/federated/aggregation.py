@@ -2,39 +2,48 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
+from typing import Protocol
 
 import torch
 from torch import Tensor
 
+from methods.models.slicing import Index
+
 Params = dict[str, Tensor]
 
 
-Embedding = Callable[[Mapping[str, Tensor]], Params]
-"""Sub-model tensors to global coordinates, zero outside the sub-model (a view's `embed`)."""
+class Placement(Protocol):
+    """Where a sub-model's tensors lie in global coordinates (a round's `SubmodelView`)."""
+
+    def embed(self, sub: Mapping[str, Tensor]) -> Params:
+        """Sub-model tensors in global coordinates, zero outside the sub-model."""
+
+    def coordinates(self, name: str) -> Index:
+        """Where the sub-model's tensor ``name`` lies in the global one."""
 
 
 class ClientUpdate:
     """What the server receives from one client: its update and the coordinates it trained.
 
     Given in global coordinates (``delta``; it may hold anything outside ``mask``, which is never
-    read there), or as the sub-model's own tensors (``compact``) with the ``embedding`` that places
-    them, as the round loop gives it: then ``delta`` is built on first use, and aggregation and the
-    statistics work in the sub-model's coordinates, which hold the same values. ``mask`` None means
-    the client trained every coordinate.
+    read there), or as the sub-model's own tensors (``compact``) with the ``placement`` that puts
+    them in global coordinates, as the round loop gives it: then ``delta`` is built on first use, and
+    aggregation and the statistics work in the sub-model's coordinates, which hold the same values.
+    ``mask`` None means the client trained every coordinate.
     """
 
     def __init__(self, client: int, width: float, delta: Params | None, mask: Params | None, num_samples: int,
                  train_loss: float = math.nan, *, compact: Params | None = None,
-                 embedding: Embedding | None = None) -> None:
-        if (delta is None) == (compact is None) or (compact is not None and mask is not None and embedding is None):
+                 placement: Placement | None = None) -> None:
+        if (delta is None) == (compact is None) or (compact is not None and mask is not None and placement is None):
             raise ValueError("a client update is its delta in global coordinates, or its compact tensors with "
-                             "the embedding that places them")
+                             "the placement that puts them there")
         self.client, self.width, self.mask, self.num_samples = client, width, mask, num_samples
         self.train_loss = train_loss
         """The client's mean training loss over its local steps this round."""
-        self.compact, self.embedding = compact, embedding
+        self.compact, self.placement = compact, placement
         self._delta = delta
 
     @property
@@ -42,7 +51,7 @@ class ClientUpdate:
         """The update in global coordinates."""
         if self._delta is None:
             assert self.compact is not None
-            self._delta = dict(self.compact) if self.embedding is None else self.embedding(self.compact)
+            self._delta = dict(self.compact) if self.placement is None else self.placement.embed(self.compact)
         return self._delta
 
 
@@ -73,10 +82,16 @@ def submodel_size(update: ClientUpdate) -> int:
 def update_norm(update: ClientUpdate) -> float:
     """L2 norm of the client's update over the coordinates it trained (summed in float64)."""
     if update.compact is not None:
-        return math.sqrt(sum(float(t.double().pow(2).sum()) for t in update.compact.values()))
+        return math.sqrt(sum(float(_squared(t).sum()) for t in update.compact.values()))
     mask = update.mask or {}
-    total = sum(float(masked(d, mask.get(n)).double().pow(2).sum()) for n, d in update.delta.items())
+    total = sum(float(_squared(masked(d, mask.get(n))).sum()) for n, d in update.delta.items())
     return math.sqrt(total)
+
+
+def _squared(tensor: Tensor) -> Tensor:
+    """The elements squared in float64 (one new tensor)."""
+    wide = tensor.double()
+    return wide.mul_(wide) if wide is not tensor else wide * wide
 
 
 def client_weights(scheme: Weighting | str, updates: Sequence[ClientUpdate]) -> list[float]:
@@ -109,46 +124,109 @@ def aggregate(global_params: Mapping[str, Tensor], updates: Sequence[ClientUpdat
     by_mask: dict[int, list[tuple[ClientUpdate, float]]] = {}
     for update, w in zip(updates, scale):
         by_mask.setdefault(id(update.mask), []).append((update, w))
-    sums = [_compact_sum(group) for group in by_mask.values()]
+    groups = list(by_mask.values())
+    sums = [_compact_sum(group) for group in groups]
     new_params: Params = {}
     mean_update: Params = {}
+    compact = all(compact_sum is not None for compact_sum in sums)
     for name, old in global_params.items():
+        if compact:
+            new_params[name], mean_update[name] = _aggregate_compact(name, old, groups, sums)
+            continue
         numerator = torch.zeros_like(old)
         denominator = torch.zeros_like(old)
-        for group, compact_sum in zip(by_mask.values(), sums):
-            masks = group[0][0].mask
-            mask = None if masks is None else masks[name]
-            if compact_sum is not None:
-                numerator.add_(compact_sum[name])
-            else:
-                weighted = torch.zeros_like(old)
-                for update, w in group:
-                    weighted.add_(update.delta[name], alpha=w)
-                numerator.add_(masked(weighted, mask))
+        for group in groups:
+            mask = None if group[0][0].mask is None else group[0][0].mask[name]
+            weighted = torch.zeros_like(old)
+            for update, w in group:
+                weighted.add_(update.delta[name], alpha=w)
+            numerator.add_(masked(weighted, mask))
             weight = sum(w for _, w in group)
             if mask is None:
                 denominator.add_(weight)
             else:
-                denominator.add_(mask.to(old.dtype), alpha=weight)
-        covered = denominator > 0
-        safe = torch.where(covered, denominator, torch.ones_like(denominator))
-        mean = torch.where(covered, numerator / safe, torch.zeros_like(old))
-        mean_update[name] = mean
-        new_params[name] = torch.where(covered, old + mean, old)
+                denominator.add_(mask, alpha=weight)
+        new_params[name], mean_update[name] = _mean_step(old, numerator, denominator)
     return new_params, mean_update
 
 
+def _mean_step(old: Tensor, numerator: Tensor, denominator: Tensor) -> tuple[Tensor, Tensor]:
+    """(old + Δ̄, Δ̄), Δ̄ = numerator / denominator where the denominator is positive, else 0 and
+    the value kept (``numerator`` and ``denominator`` are overwritten)."""
+    covered = denominator > 0
+    mean = torch.where(covered, numerator.div_(denominator.masked_fill_(~covered, 1.0)), 0.0)
+    return torch.where(covered, old + mean, old), mean
+
+
+def _aggregate_compact(name: str, old: Tensor, groups: list[list[tuple[ClientUpdate, float]]],
+                       sums: list[Params | None]) -> tuple[Tensor, Tensor]:
+    """`aggregate` of one tensor when every group's sum is compact: numerator and denominator are
+    built in the smallest box holding every group's coordinates, the only place Δ̄ can be non-zero.
+    Inside it each coordinate gets the additions and division it would in global coordinates;
+    outside it Δ̄ = 0 and the value is kept. The result is the same bit for bit."""
+    indices = [_coordinates(group[0][0].placement, name, old.shape) for group in groups]
+    box = _box(indices, old.shape)
+    shape = [s.stop - s.start for s in box]
+    numerator = old.new_zeros(shape)
+    denominator = old.new_zeros(shape)
+    for group, compact_sum, index in zip(groups, sums, indices):
+        assert compact_sum is not None
+        within = _within(index, box)
+        _add_at(numerator, within, compact_sum[name])
+        _add_at(denominator, within, sum(w for _, w in group))
+    new, mean = _mean_step(old[box], numerator, denominator)
+    if list(old.shape) == shape:
+        return new, mean
+    full_new, full_mean = old.clone(), torch.zeros_like(old)
+    full_new[box], full_mean[box] = new, mean
+    return full_new, full_mean
+
+
+def _coordinates(placement: Placement | None, name: str, shape: torch.Size) -> Index:
+    return tuple(slice(0, size) for size in shape) if placement is None else placement.coordinates(name)
+
+
+def _box(indices: Sequence[Index], shape: torch.Size) -> tuple[slice, ...]:
+    """The smallest box (a slice per dim) that holds every index's coordinates."""
+    low, high = list(shape), [0] * len(shape)
+    for index in indices:
+        for dim, i in enumerate(index):
+            if isinstance(i, Tensor) and i.numel() == 0:
+                continue
+            start, stop = (i.start, i.stop) if isinstance(i, slice) else (int(i.min()), int(i.max()) + 1)
+            low[dim], high[dim] = min(low[dim], start), max(high[dim], stop)
+    return tuple(slice(a, max(a, b)) for a, b in zip(low, high))
+
+
+def _within(index: Index, box: tuple[slice, ...]) -> Index:
+    """``index`` relative to the box's corner."""
+    return tuple(slice(i.start - b.start, i.stop - b.start) if isinstance(i, slice) else i - b.start
+                 for i, b in zip(index, box))
+
+
+def _is_box(index: Index) -> bool:
+    return all(isinstance(i, slice) for i in index)
+
+
+def _add_at(target: Tensor, index: Index, value: Tensor | float) -> None:
+    """``target`` + ``value`` on ``index``'s coordinates (each coordinate once)."""
+    if _is_box(index):
+        target[index].add_(value)
+    else:
+        tensors = tuple(i for i in index if isinstance(i, Tensor))
+        target.index_put_(tensors, target[tensors] + value)
+
+
 def _compact_sum(group: list[tuple[ClientUpdate, float]]) -> Params | None:
-    """The group's weighted sum of updates in global coordinates, zero outside their shared mask,
-    summed in the sub-model's coordinates and placed once (None unless every update is compact with
-    the same embedding). Each coordinate's sum is the same sequence of additions as in global
-    coordinates, so the aggregate is the same bit for bit."""
+    """The group's weighted sum of updates in the sub-model's coordinates (None unless every update
+    is compact with the same placement). Each coordinate's sum is the same sequence of additions
+    as in global coordinates, so placing it gives the aggregate bit for bit."""
     first = group[0][0]
-    if first.compact is None or any(u.compact is None or u.embedding != first.embedding for u, _ in group):
+    if first.compact is None or any(u.compact is None or u.placement is not first.placement for u, _ in group):
         return None
     weighted = {name: torch.zeros_like(t) for name, t in first.compact.items()}
     for update, w in group:
         assert update.compact is not None
         for name, total in weighted.items():
             total.add_(update.compact[name], alpha=w)
-    return weighted if first.embedding is None else first.embedding(weighted)
+    return weighted

@@ -18,10 +18,10 @@ class CoverageTracker:
         self.union: Params = {name: torch.zeros(t.shape, dtype=torch.bool, device=t.device)
                               for name, t in global_params.items()}
 
-    def record(self, view: SubmodelView) -> None:
-        """Count one client-round training ``view``."""
+    def record(self, view: SubmodelView, clients: int = 1) -> None:
+        """Count ``clients`` client-rounds training ``view``."""
         for group, counts in self.unit_counts.items():
-            counts[view.units(group)] += 1
+            counts[view.units(group)] += clients
         mask = view.mask
         for name, union in self.union.items():
             if mask is None:
@@ -31,9 +31,10 @@ class CoverageTracker:
 
     def never_covered(self) -> int:
         """Global coordinates outside the union of all trained masks."""
-        return int(sum(int((~u).sum()) for u in self.union.values()))
+        return sum(u.numel() - int(u.sum()) for u in self.union.values())
 
     def changed_outside_union(self, initial: Mapping[str, Tensor],
                               final: Mapping[str, Tensor]) -> int:
         """How many never-covered coordinates differ from their initial value (Prop. 3: 0)."""
-        return int(sum(int(((final[n] != initial[n]) & ~u).sum()) for n, u in self.union.items()))
+        return sum(int(final[n].ne(initial[n]).logical_and_(u.logical_not()).sum())
+                   for n, u in self.union.items() if not bool(u.all()))

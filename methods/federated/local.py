@@ -29,3 +29,5 @@ class LocalResult:
     steps: int
     mean_loss: float
     nonfinite: bool
+    """The mean loss is not finite. (Parameters that are not finite make the update's norm so, which
+    the round loop checks: one pass over the update instead of one more over the parameters.)"""

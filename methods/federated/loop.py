@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from methods.extraction import ExtractionMode
 from methods.federated.aggregation import ClientUpdate, aggregate, client_weights
@@ -30,11 +30,19 @@ __all__ = ["FederationConfig", "FederationResult", "RoundRecord", "initial_param
            "run_federation", "sample_clients"]
 
 
+def initial_model(family: SliceableFamily, seed: int, device: torch.device | str = "cpu") -> nn.Module:
+    """The full-width global model, its parameters drawn from the (seed, "init") stream."""
+    return family.build(generator=torch_generator(seed, "init")).to(device)
+
+
 def initial_params(family: SliceableFamily, seed: int,
                    device: torch.device | str = "cpu") -> Params:
     """The full-width global model's parameters drawn from the (seed, "init") stream."""
-    model = family.build(generator=torch_generator(seed, "init"))
-    return {name: p.detach().to(device).clone() for name, p in model.named_parameters()}
+    return _copies(initial_model(family, seed, device))
+
+
+def _copies(model: nn.Module) -> Params:
+    return {name: p.detach().clone() for name, p in model.named_parameters()}
 
 
 def sample_clients(seed: int, round_index: int, num_clients: int, per_round: int) -> list[int]:
@@ -74,7 +82,8 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
         raise ValueError(f"num_clients={cfg.num_clients} but {len(caps)} caps and "
                          f"{len(data.clients)} client datasets")
     data = data.to(device)
-    global_params = initial_params(family, seed, device)
+    model = initial_model(family, seed, device)
+    global_params = _copies(model)
     initial = {name: t.clone() for name, t in global_params.items()}
     client_sizes = tuple(len(c) for c in data.clients)
     policy = cfg.policy.part.from_context(PolicyContext(
@@ -85,6 +94,7 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
         cfg.round_hook.settings, seed, cfg.num_clients, cfg.local_epochs, client_sizes))
     tracker = CoverageTracker(family, global_params)
     modules = ModuleCache(family, device)
+    modules.put(family.groups, model)  # its parameters are overwritten before every use, as a built one's
     random_extraction = ExtractionMode(cfg.extraction) is ExtractionMode.RANDOM
     history: list[RoundRecord] = []
     client_widths: list[list[tuple[int, float]]] = [[] for _ in range(cfg.num_clients)]
@@ -110,9 +120,10 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
                     by_width[widths[i]] = SubmodelView.for_width(family, global_params, widths[i],
                                                                  cfg.extraction, t, None)
                 views[i] = by_width[widths[i]]
-            tracker.record(views[i])
             client_widths[i].append((t, widths[i]))
         distinct = {id(v): v for v in views.values()}
+        for key, view in distinct.items():
+            tracker.record(view, sum(id(views[i]) == key for i in sampled))
         extracted = {key: v.extract(global_params) for key, v in distinct.items()}
         # a view's clients share one start (read-only)
         starts = {i: extracted[id(views[i])] for i in sampled}
@@ -124,9 +135,11 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
             result, start, view = results[i], starts[i], views[i]
             compact = {name: result.params[name] - start[name] for name in start}
             updates.append(ClientUpdate(i, widths[i], None, view.mask, result.num_samples, result.mean_loss,
-                                        compact=compact, embedding=None if view.is_full else view.embed))
+                                        compact=compact, placement=None if view.is_full else view))
         losses = [results[i].mean_loss for i in sampled]
-        nonfinite = any(results[i].nonfinite for i in sampled)
+        norms, sizes = update_statistics(updates)
+        # an update's float64 norm is finite exactly when all its values are (no overflow)
+        nonfinite = any(results[i].nonfinite for i in sampled) or not all(map(math.isfinite, norms))
         objective.end_round()
         global_params, mean_update = aggregate(global_params, updates,
                                                client_weights(cfg.weighting, updates))
@@ -137,7 +150,7 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
         record = RoundRecord(t, sampled, [widths[i] for i in sampled],
                              float(np.mean([widths[i] for i in sampled])) if sampled else math.nan, lr,
                              _mean_loss(losses))
-        record.update_norms, record.update_sizes = update_statistics(updates)
+        record.update_norms, record.update_sizes = norms, sizes
         if hook is not None:
             record.sampled, record.local_epochs = drawn, [epochs[i] for i in sampled]
         if diverged or _should_evaluate(cfg, t):

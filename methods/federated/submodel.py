@@ -8,7 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from methods.extraction import ExtractionMode, select_units
-from methods.models.slicing import SliceableFamily, UnitSelection, coverage_masks, embed, extract
+from methods.models.slicing import Index, SliceableFamily, UnitSelection, coordinates, coverage_masks, embed, extract
 
 Params = dict[str, Tensor]
 
@@ -22,6 +22,7 @@ class SubmodelView:
         self.global_params = global_params
         self.selection = selection
         self._mask: Params | None = None
+        self._coordinates: dict[str, Index] = {}
 
     @classmethod
     def for_width(cls, family: SliceableFamily, global_params: Mapping[str, Tensor], width: float,
@@ -62,6 +63,18 @@ class SubmodelView:
             return dict(sub)
         return embed(sub, self.family, self.selection, self.global_params)
 
+    def coordinates(self, name: str) -> Index:
+        """Where the sub-model's tensor ``name`` lies in the global one (`methods.models.slicing.coordinates`)."""
+        if name not in self._coordinates:
+            shape = self.global_params[name].shape
+            if self.selection is None:
+                self._coordinates[name] = tuple(slice(0, size) for size in shape)
+            else:
+                device = self.global_params[name].device
+                index = coordinates(self.family, self.selection, name, shape)
+                self._coordinates[name] = tuple(i if isinstance(i, slice) else i.to(device) for i in index)
+        return self._coordinates[name]
+
     @property
     def mask(self) -> Params | None:
         """Global-shaped boolean masks of the slice; None means every coordinate."""
@@ -86,17 +99,23 @@ class ModuleCache:
         self._modules: OrderedDict[tuple[int, ...], nn.Module] = OrderedDict()
 
     def get(self, sizes: Mapping[str, int]) -> nn.Module:
-        key = tuple(int(sizes[g]) for g in self.family.groups)
+        key = self._key(sizes)
         if key in self._modules:
             self._modules.move_to_end(key)
             return self._modules[key]
         generator = torch.Generator()
         generator.manual_seed(0)
-        module = self.family.build(dict(sizes), generator=generator).to(self.device)
-        self._modules[key] = module
+        return self.put(sizes, self.family.build(dict(sizes), generator=generator).to(self.device))
+
+    def put(self, sizes: Mapping[str, int], module: nn.Module) -> nn.Module:
+        """Keep ``module`` (built by the family at ``sizes``, buffers as built) for later ``get``s."""
+        self._modules[self._key(sizes)] = module
         if len(self._modules) > self.capacity:
             self._modules.popitem(last=False)
         return module
+
+    def _key(self, sizes: Mapping[str, int]) -> tuple[int, ...]:
+        return tuple(int(sizes[g]) for g in self.family.groups)
 
 
 def load_params(module: nn.Module, params: Mapping[str, Tensor]) -> None:

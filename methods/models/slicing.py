@@ -186,6 +186,36 @@ def embed(sub_params: Mapping[str, Tensor], family: SliceableFamily,
     return out
 
 
+Index = tuple[slice | Tensor, ...]
+"""Coordinates of a tensor: a slice per dim (a box), or an index tensor per dim, broadcastable together."""
+
+
+def coordinates(family: SliceableFamily, selection: Mapping[str, Tensor], name: str, shape: torch.Size) -> Index:
+    """The coordinates of global parameter ``name`` the sub-model holds: ``tensor[coordinates(...)]``
+    has the sub-model's shape. Slices where every sliced dim keeps a contiguous run of indices
+    (prefix sub-models), else index tensors."""
+    dims = _dim_indices(family, selection, name, shape)
+    runs = [slice(0, size) if idx is None else _run(idx) for size, idx in zip(shape, dims)]
+    if all(run is not None for run in runs):
+        return tuple(run for run in runs if run is not None)
+    index: list[slice | Tensor] = []
+    for dim, (size, idx) in enumerate(zip(shape, dims)):
+        view = [1] * len(shape)
+        view[dim] = -1
+        index.append((torch.arange(size) if idx is None else idx).view(view))
+    return tuple(index)
+
+
+def _run(indices: Tensor) -> slice | None:
+    """The slice of ``indices`` if they are consecutive and ascending, else None."""
+    if len(indices) == 0:
+        return None
+    first, last = int(indices[0]), int(indices[-1])
+    if last - first + 1 != len(indices) or not bool((indices.diff() == 1).all()):
+        return None
+    return slice(first, last + 1)
+
+
 def default_init_(module: nn.Module, generator: torch.Generator) -> None:
     """Re-draw ``module``'s parameters from PyTorch's default initial distributions using ``generator``."""
     with torch.no_grad():
