@@ -22,6 +22,7 @@ from methods.federated.objectives import FedProxObjective, ScaffoldObjective
 from methods.federated.parts import Choice
 from methods.federated.policies import RandomBudgetPolicy
 from methods.federated.rounds import RoundContext, RoundHook
+from methods.federated.submodel import SubmodelView
 from methods.models.conv import ConvFamily
 from methods.models.lstm import CharLSTMFamily
 from methods.models.slicing import SliceableFamily, coverage_masks, default_init_
@@ -123,6 +124,39 @@ def test_aggregation_matches_brute_force(family: SliceableFamily, mode: str, sch
         uncovered += int((~union[name]).sum())
     if mode != "random":
         assert uncovered > 0
+
+
+@pytest.mark.parametrize("family", [tiny_conv(), CharLSTMFamily(5, 2, 3, 2)], ids=["conv", "lstm"])
+@pytest.mark.parametrize("modes", [("prefix",), ("rolling",), ("random",), ("prefix", "random")],
+                         ids=["prefix", "rolling", "random", "mixed"])
+@pytest.mark.parametrize("widths", [(0.25, 0.5, 0.5, 0.75, 0.25), (0.25, 0.5, 0.5, 0.75, 0.25, 1.0), (0.25, 0.25, 0.5)],
+                         ids=["sub-models", "and-full", "narrow"])
+def test_aggregation_of_compact_updates_equals_global_coordinates_bit_for_bit(
+        family: SliceableFamily, modes: tuple[str, ...], widths: tuple[float, ...]) -> None:
+    """The round loop's updates (each sub-model's own tensors, placed by its view, clients of one
+    view sharing it) aggregate to the same bits as the same updates given in global coordinates
+    (narrow rolling windows span a box that starts inside the tensor)."""
+    g = torch.Generator().manual_seed(11)
+    global_params = initial_params(family, seed=4)
+    views: dict[tuple[str, float], SubmodelView] = {}
+    compact, in_global = [], []
+    for k, width in enumerate(widths):
+        mode = modes[k % len(modes)]
+        key = (mode, width) if mode != "random" else (mode, float(k))
+        if key not in views:
+            views[key] = SubmodelView.for_width(family, global_params, width, mode, 3, g)
+        view = views[key]
+        update = {n: torch.randn(t.shape, generator=g) for n, t in view.extract(global_params).items()}
+        samples = 3 + k
+        compact.append(ClientUpdate(k, width, None, view.mask, samples, compact=update,
+                                    placement=None if view.is_full else view))
+        in_global.append(ClientUpdate(k, width, view.embed(update), view.mask, samples))
+    weights = client_weights("samples", compact)
+    new, mean = aggregate(global_params, compact, weights)
+    expected_new, expected_mean = aggregate(global_params, in_global, weights)
+    for name in global_params:
+        assert torch.equal(new[name], expected_new[name]), name
+        assert torch.equal(mean[name], expected_mean[name]), name
 
 
 def test_aggregation_of_updates_sharing_a_mask_object_equals_separate_copies() -> None:
