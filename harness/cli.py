@@ -542,10 +542,11 @@ def build_parser() -> argparse.ArgumentParser:
                                                          "(default ./audit)")
     _execution(audit)
     audit.set_defaults(func=cmd_audit)
-    store = sub.add_parser("store", help="migrate: carry the store's records of an earlier format over to this "
-                                         "format's keys, group by group (experiment x profile), where re-running a "
-                                         "sample of the group with this code gives the same bits; the rest is left "
-                                         "to be recomputed (harness.running.migration)")
+    store = sub.add_parser("store", help="migrate: carry the store's records of an earlier format, or made under "
+                                         "earlier code, over to the keys this code gives them, group by group "
+                                         "(experiment x profile, and change of code), where re-running a sample of "
+                                         "the group with this code gives the same bits; the rest is left to be "
+                                         "recomputed (harness.running.migration)")
     store.add_argument("action", choices=("migrate",))
     store.add_argument("--sample", type=int, default=1, help="runs re-run to check each group (default 1)")
     _selection(store)

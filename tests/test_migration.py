@@ -137,3 +137,60 @@ def test_the_store_migrate_command_prints_each_group(old_store, settings, capsys
     assert "tier-0.5/seed 0 (identical)" in printed
     assert f"{EXAMPLE} @ smoke: carried 0 of 2" in printed and "(differs)" in printed
     assert main(["--root", str(root), "store", "migrate", "--store", str(settings.store_dir), "--sample", "0"]) == 2
+
+
+def _made_under_earlier_code(record: dict) -> dict:
+    """The record as an earlier version of the code would have stored it: one module's digest
+    differs, and so its key (format 2's definition)."""
+    code = {**record["provenance"]["code"], "methods.removed_module": "0" * 64}
+    old = {**record, "provenance": {**record["provenance"], "code": code}}
+    old["key"] = content_key({"format": 2, "kind": old["kind"], "config": old["config"], "seed": old["seed"],
+                              "code": provenance.code_hash(code), "datasets": old["provenance"]["datasets"],
+                              "libraries": old["provenance"]["libraries"], "device": old["provenance"]["device"],
+                              "threads": old["provenance"]["threads"]})
+    return old
+
+
+@pytest.fixture
+def stale_store(catalog, settings):
+    """A store holding the allocation runs as made under earlier code: (store, {key today: old record})."""
+    store = ResultStore(settings.store_dir)
+    requests, _ = plan(catalog, catalog.select(pattern=PATTERN), ["smoke"], settings, store)
+    execute(requests, store, settings, _quiet())
+    olds = {}
+    for request in requests:
+        record = store.get(request.key)
+        old = _made_under_earlier_code(record)
+        if request.experiment == EXAMPLE:  # a group the code today does not reproduce
+            old["result"]["allocation"] = [value + 1e-12 for value in old["result"]["allocation"]]
+        if (request.experiment, request.variant) == (RULE, "tier-0.75"):  # made under other numerics
+            old["provenance"]["numerics"] = {**old["provenance"]["numerics"], "fingerprint": "0" * 16}
+        store.put(old)
+        store.path(request.key).unlink()
+        olds[request.key] = old
+    return store, olds
+
+
+def test_migration_carries_records_made_under_earlier_code_where_a_rerun_gives_their_bits(
+        catalog, settings, stale_store) -> None:
+    store, olds = stale_store
+    before = {old["key"]: store.path(old["key"]).read_bytes() for old in olds.values()}
+    migration = migrate(settings, catalog, catalog.select(pattern=PATTERN), sample=1, console=_quiet())
+
+    (rule,) = [g for key, g in migration.groups.items() if key[:2] == (RULE, "smoke")]
+    (example,) = [g for key, g in migration.groups.items() if key[:2] == (EXAMPLE, "smoke")]
+    assert rule.change and "→" in rule.change and rule.change in rule.text()
+    assert [c.identical for c in rule.checks] == [True] and len(rule.carried) == 2
+    assert "numerics 0000000000000000" in rule.recomputed["tier-0.75/seed 0"]
+    assert [c.identical for c in example.checks] == [False] and example.carried == []
+    carried = {key for key in olds if (store.get(key) or {}).get("provenance", {}).get("migrated")}
+    assert len(carried) == 2
+    for key in carried:
+        record = store.get(key)
+        assert record["result"] == olds[key]["result"]
+        assert record["provenance"]["migrated"]["old_key"] == olds[key]["key"]
+        assert record["provenance"]["migrated"]["old_code"] == olds[key]["provenance"]["code"]
+    assert {key: store.path(key).read_bytes() for key in before} == before  # old records untouched
+
+    again = migrate(settings, catalog, catalog.select(pattern=PATTERN), sample=1, console=_quiet())
+    assert again.already == 4 and not any(g.carried for g in again.groups.values())

@@ -25,6 +25,15 @@ is shown to compute the same bits:
    format, key, code and config, and the re-runs that checked it). A group with a difference is
    left to be recomputed.
 
+The same check carries records of this format made under earlier code (a refactor, a speed-up: any
+edit of a module a run executes gives it a new key). Each record of a selected experiment is keyed
+afresh from its own fields (kind, config, seed, data sets, device, threads) with the code it would
+run today; where that key differs and holds no record yet, the record is a candidate under the
+conditions of 3 (its fields give its key under its own code). Candidates are grouped by experiment,
+profile and the change of code (the old and the new code's hashes), so a re-run vouches only for
+records that ran the same code before and run the same code now; study runs, whose configs no
+profile plans, are carried like any other. Within a group the cheapest runs are re-run first.
+
 The re-runs are stored like any run's record. Old records are never changed nor deleted.
 """
 from __future__ import annotations
@@ -47,9 +56,9 @@ from harness.loading.catalog import Catalog, LoadedClaim
 from harness.running.execution import execute
 from harness.running.fetching import survey_data
 from harness.running.numerics import fingerprint, numerics
-from harness.running.planning import RunRequest, datasets_needed, plan
-from harness.running.provenance import library_versions
-from harness.running.store import ResultStore, canonical, content_key
+from harness.running.planning import RunRequest, dataset_fingerprints, datasets_needed, plan, run_code
+from harness.running.provenance import code_hash, library_versions
+from harness.running.store import RECORD_FORMAT, ResultStore, canonical, content_key, wall_seconds
 from harness.settings import Settings
 
 MAX_WAVES = 4
@@ -75,10 +84,12 @@ class Candidate:
     request: RunRequest
     old_key: str
     old: dict[str, Any]
+    change: str = ""
+    """For a record of this format made under earlier code: "old code hash → new code hash"."""
 
     @property
-    def group(self) -> tuple[str, str]:
-        return self.request.experiment, self.old["profile"]
+    def group(self) -> tuple[str, ...]:
+        return (self.request.experiment, self.old["profile"]) + ((self.change,) if self.change else ())
 
     @property
     def label(self) -> str:
@@ -104,6 +115,8 @@ class Group:
 
     experiment: str
     profile: str
+    change: str = ""
+    """Empty for records of an earlier format; else the change of code ("old hash → new hash")."""
     carried: list[str] = field(default_factory=list)
     recomputed: dict[str, str] = field(default_factory=dict)
     """Label -> why it was not carried."""
@@ -112,7 +125,8 @@ class Group:
     def text(self) -> str:
         total = len(self.carried) + len(self.recomputed) + len(self.checks)
         reran = ", ".join(f"{c.label} ({'identical' if c.identical else 'differs'})" for c in self.checks)
-        lines = [f"{self.experiment} @ {self.profile}: carried {len(self.carried)} of {total}"
+        code = f" (code {self.change})" if self.change else ""
+        lines = [f"{self.experiment} @ {self.profile}{code}: carried {len(self.carried)} of {total}"
                  + (f"; re-run to check: {reran}" if reran else "; nothing re-run")]
         for check in self.checks:
             lines += [f"  {check.label}: {difference}" for difference in check.differences[:5]]
@@ -124,7 +138,7 @@ class Group:
 
 @dataclass
 class Migration:
-    groups: dict[tuple[str, str], Group] = field(default_factory=dict)
+    groups: dict[tuple[str, ...], Group] = field(default_factory=dict)
     already: int = 0
     """New runs already stored under their new key (nothing to carry)."""
     unmatched: int = 0
@@ -133,8 +147,9 @@ class Migration:
     """Old records no planned run matched (other claims, variants or profiles); left in place."""
     events: list[str] = field(default_factory=list)
 
-    def group(self, experiment: str, profile: str) -> Group:
-        return self.groups.setdefault((experiment, profile), Group(experiment, profile))
+    def group(self, experiment: str, profile: str, change: str = "") -> Group:
+        key = (experiment, profile) + ((change,) if change else ())
+        return self.groups.setdefault(key, Group(experiment, profile, change))
 
     def text(self) -> str:
         carried = sum(len(g.carried) for g in self.groups.values())
@@ -157,7 +172,8 @@ def migrate(settings: Settings, catalog: Catalog, claims: list[LoadedClaim], pro
     by_run: dict[tuple[str, str, int], list[tuple[str, dict[str, Any]]]] = defaultdict(list)
     for key, record in old.items():
         by_run[record["experiment"], record["variant"], record["seed"]].append((key, record))
-    profiles = _profiles(catalog, claims, list(profiles), old.values())
+    named = list(profiles)
+    profiles = _profiles(catalog, claims, named, old.values())
     data = survey_data(datasets_needed(catalog, claims, profiles), settings).fingerprints
     migration, matched, handled = Migration(), set[str](), set[str]()
     for _ in range(MAX_WAVES):
@@ -166,12 +182,85 @@ def migrate(settings: Settings, catalog: Catalog, claims: list[LoadedClaim], pro
             break
         _check_and_carry(catalog, candidates, sample, settings, store, migration, console)
     migration.unused = len(set(old) - matched)
+    stale = _code_candidates(catalog, claims, named or _known_profiles(catalog, claims), settings, store, data,
+                             migration)
+    if stale:
+        _check_and_carry(catalog, stale, sample, settings, store, migration, console)
     migration.events = list(store.events)
     return migration
 
 
+def _code_candidates(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], settings: Settings,
+                     store: ResultStore, data: dict[str, str], migration: Migration) -> list[Candidate]:
+    """The selected experiments' records of this format made under earlier code, each with the run
+    its fields give today, where that run has no record yet (see the module)."""
+    experiments = {loaded.claim.experiment for loaded in claims}
+    candidates: dict[str, Candidate] = {}
+    for key, record in list(store.records()):
+        if record["experiment"] not in experiments or record["profile"] not in profiles:
+            continue
+        loaded = catalog.specs[record["experiment"]]
+        label = f"{record['variant']}/seed {record['seed']}"
+        provenance = record["provenance"]
+        try:
+            config_model = loaded.kind.config_model.model_validate(record["config"])
+        except ValidationError as error:
+            migration.group(record["experiment"], record["profile"], "config no longer valid").recomputed[label] = (
+                f"its config does not validate under this code ({error.error_count()} problems)")
+            continue
+        code = run_code(loaded.kind, config_model)
+        fields = {"format": RECORD_FORMAT, "kind": loaded.kind.name, "config": record["config"],
+                  "seed": record["seed"], "datasets": provenance["datasets"], "device": provenance["device"],
+                  "threads": provenance["threads"]}
+        new_key = content_key({**fields, "code": code_hash(code), "libraries": library_versions()})
+        if new_key == key or new_key in candidates:
+            continue
+        if store.reusable(new_key) is not None:
+            migration.already += 1
+            continue
+        change = f"{code_hash(provenance['code'])[:12]} → {code_hash(code)[:12]}"
+        datasets = dataset_fingerprints(sorted(provenance["datasets"]), settings, data)
+        problem = _stale_problem(key, record, {**fields, "code": code_hash(provenance["code"]),
+                                               "libraries": provenance["libraries"]}, datasets, settings)
+        if problem:
+            migration.group(record["experiment"], record["profile"], change).recomputed[label] = problem
+            continue
+        request = RunRequest(record["experiment"], record["variant"], record["seed"], record["profile"],
+                             loaded.spec.kind, record["config"], code, provenance["datasets"], new_key)
+        candidates[new_key] = Candidate(request, key, record, change)
+    return list(candidates.values())
+
+
+def _stale_problem(key: str, record: dict[str, Any], own_fields: dict[str, Any], datasets: dict[str, str],
+                   settings: Settings) -> str | None:
+    """Why a record made under earlier code cannot be carried whatever the check says, if it cannot."""
+    provenance = record["provenance"]
+    if record["status"] != "ok":
+        return f"the old record's status is {record['status']}"
+    if content_key(own_fields) != key:
+        return "the old record's fields do not give its key"
+    if provenance["libraries"] != library_versions():
+        changed = sorted(name for name, version in library_versions().items()
+                         if provenance["libraries"].get(name) != version)
+        return "made with other library versions: " + ", ".join(
+            f"{name} {provenance['libraries'].get(name)} (here {library_versions()[name]})" for name in changed)
+    if datasets != provenance["datasets"]:
+        return f"made from data {provenance['datasets']}, here {datasets}"
+    here = numerics(settings.device, settings.threads)["fingerprint"]
+    if (provenance["device"], provenance["threads"]) != (settings.device, settings.threads):
+        return (f"made on {provenance['device']} with {provenance['threads']} threads, not "
+                f"{settings.device} with {settings.threads}")
+    if fingerprint(record) != here:
+        return f"made under numerics {fingerprint(record)}, not this machine's {here}"
+    return None
+
+
+def _known_profiles(catalog: Catalog, claims: list[LoadedClaim]) -> list[str]:
+    return list(dict.fromkeys(p for loaded in claims for p in catalog.specs[loaded.claim.experiment].spec.profiles))
+
+
 def _profiles(catalog: Catalog, claims: list[LoadedClaim], named: list[str], old: Iterable[dict]) -> list[str]:
-    known = list(dict.fromkeys(p for loaded in claims for p in catalog.specs[loaded.claim.experiment].spec.profiles))
+    known = _known_profiles(catalog, claims)
     unknown = [p for p in named if p not in known]
     if unknown:
         raise ValueError(f"no selected claim's experiment has profile {', '.join(map(repr, unknown))}; "
@@ -242,9 +331,10 @@ def _ineligible(request: RunRequest, old_key: str, record: dict[str, Any], setti
 
 
 def _sampled(candidates: list[Candidate], sample: int) -> list[Candidate]:
-    """Up to `sample` candidates, the variants in turn (first seeds first)."""
+    """Up to `sample` candidates, the variants in turn (within one, the cheapest runs first)."""
     by_variant: dict[str, list[Candidate]] = defaultdict(list)
-    for candidate in sorted(candidates, key=lambda c: (c.request.variant, c.request.seed)):
+    for candidate in sorted(candidates, key=lambda c: (c.request.variant, wall_seconds(c.old) or math.inf,
+                                                       c.request.seed)):
         by_variant[candidate.request.variant].append(candidate)
     rounds = [[runs[i] for runs in by_variant.values() if i < len(runs)]
               for i in range(max(map(len, by_variant.values())))]
@@ -252,18 +342,18 @@ def _sampled(candidates: list[Candidate], sample: int) -> list[Candidate]:
 
 
 def _check_and_carry(catalog, candidates, sample, settings, store, migration, console) -> None:
-    groups: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
+    groups: dict[tuple[str, ...], list[Candidate]] = defaultdict(list)
     for candidate in candidates:
         groups[candidate.group].append(candidate)
     sampled = {group: _sampled(members, sample) for group, members in groups.items()}
     execute([c.request for chosen in sampled.values() for c in chosen], store, settings, console)
-    for (experiment, profile), members in groups.items():
-        group = migration.group(experiment, profile)
-        kind = catalog.specs[experiment].kind
-        arguments = _claimed_arguments(catalog.select(), experiment)
-        checks = [_check(kind, arguments, candidate, store) for candidate in sampled[experiment, profile]]
+    for key, members in groups.items():
+        group = migration.group(*key)
+        kind = catalog.specs[group.experiment].kind
+        arguments = _claimed_arguments(catalog.select(), group.experiment)
+        checks = [_check(kind, arguments, candidate, store) for candidate in sampled[key]]
         group.checks += checks
-        chosen = {id(candidate) for candidate in sampled[experiment, profile]}
+        chosen = {id(candidate) for candidate in sampled[key]}
         rest = [candidate for candidate in members if id(candidate) not in chosen]
         if all(check.identical for check in checks):
             for candidate in rest:

@@ -287,6 +287,14 @@ class ResultStore:
             self._move_aside(path, str(problem), identity)
             return None
 
+    def records(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(key, record) of every record of this format in the store (`get`'s reading: a corrupt one
+        is moved aside and reported, one of an earlier format skipped)."""
+        for path in sorted(self.root.glob("*/*.json")):
+            record = self.get(path.stem)
+            if record is not None:
+                yield path.stem, record
+
     def old_records(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """(key, record) of every record of an earlier format in the store, each checked as its
         format was; one that fails is reported in `events` and left where it is."""
