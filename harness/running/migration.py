@@ -33,6 +33,8 @@ conditions of 3 (its fields give its key under its own code). Candidates are gro
 profile and the change of code (the old and the new code's hashes), so a re-run vouches only for
 records that ran the same code before and run the same code now; study runs, whose configs no
 profile plans, are carried like any other. Within a group the cheapest runs are re-run first.
+Records of several earlier versions of a run may all be candidates for its new key: the first
+group whose check passes carries it.
 
 The re-runs are stored like any run's record. Old records are never changed nor deleted.
 """
@@ -195,7 +197,7 @@ def _code_candidates(catalog: Catalog, claims: list[LoadedClaim], profiles: list
     """The selected experiments' records of this format made under earlier code, each with the run
     its fields give today, where that run has no record yet (see the module)."""
     experiments = {loaded.claim.experiment for loaded in claims}
-    candidates: dict[str, Candidate] = {}
+    candidates: list[Candidate] = []
     for key, record in list(store.records()):
         if record["experiment"] not in experiments or record["profile"] not in profiles:
             continue
@@ -213,7 +215,7 @@ def _code_candidates(catalog: Catalog, claims: list[LoadedClaim], profiles: list
                   "seed": record["seed"], "datasets": provenance["datasets"], "device": provenance["device"],
                   "threads": provenance["threads"]}
         new_key = content_key({**fields, "code": code_hash(code), "libraries": library_versions()})
-        if new_key == key or new_key in candidates:
+        if new_key == key:
             continue
         if store.reusable(new_key) is not None:
             migration.already += 1
@@ -227,8 +229,8 @@ def _code_candidates(catalog: Catalog, claims: list[LoadedClaim], profiles: list
             continue
         request = RunRequest(record["experiment"], record["variant"], record["seed"], record["profile"],
                              loaded.spec.kind, record["config"], code, provenance["datasets"], new_key)
-        candidates[new_key] = Candidate(request, key, record, change)
-    return list(candidates.values())
+        candidates.append(Candidate(request, key, record, change))
+    return candidates
 
 
 def _stale_problem(key: str, record: dict[str, Any], own_fields: dict[str, Any], datasets: dict[str, str],
@@ -357,6 +359,9 @@ def _check_and_carry(catalog, candidates, sample, settings, store, migration, co
         rest = [candidate for candidate in members if id(candidate) not in chosen]
         if all(check.identical for check in checks):
             for candidate in rest:
+                if store.reusable(candidate.request.key) is not None:  # another group's record carried it
+                    migration.already += 1
+                    continue
                 store.put(_carried(candidate, checks))
                 group.carried.append(candidate.label)
         else:
