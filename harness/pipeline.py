@@ -106,20 +106,25 @@ def lacking_trained_runs(settings: Settings, profiles, papers=(), pattern: str |
 
 def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: Archive, lookup, settings: Settings,
                       store: ResultStore, fingerprints) -> None:
-    """An archived profile's verdicts: each claim from the archive's observation; a claim the
-    archive holds none of (added after it was written) from this store's records where every one
-    of them is there, so a new claim is decided at a profile whose other records live elsewhere."""
-    from_records, unavailable = [], []
+    """An archived profile's verdicts: a claim whose every record this store holds is verified from
+    them (they are this code's, the archive's observation an earlier one's; a claim added after the
+    archive was written is decided so at a profile whose other records live elsewhere); any other
+    claim from the archive's observation."""
+    from_records, unavailable, new = [], [], 0
     for claim in claims:
-        stored = None
-        if not archive.holds_observation(catalog, claim, profile):
-            stored = verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
-            if stored.data_unavailable:
-                unavailable.append(claim)
-            elif stored.status != SKIPPED or stored.numbers:
-                from_records.append(claim)
+        held = archive.holds_observation(catalog, claim, profile)
+        stored: Verdict | None = verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
+        assert stored is not None
+        if stored.data_unavailable:
+            if held:
+                stored = None
             else:
-                stored = None  # no records either: the archive's "not run" verdict says so
+                unavailable.append(claim)
+        elif stored.status != SKIPPED or stored.numbers:
+            from_records.append(claim)
+            new += not held
+        else:
+            stored = None  # records missing: the archive's observation, or its "not run" verdict, says so
         outcome.verdicts.append(stored or reverify(catalog, claim, profile, archive))
     if not from_records + unavailable:
         return
@@ -130,8 +135,9 @@ def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: 
         return
     numerics = sorted({n for v in outcome.verdicts if v.profile == profile and v.claim in
                        {c.id for c in from_records} for n in v.numerics})
-    outcome.archived[profile] += (f"; {len(from_records)} claim(s) the archive held no observation of were verified "
-                                  f"from this store's records (numerics {', '.join(numerics) or 'none'})")
+    outcome.archived[profile] += (f"; {len(from_records)} claim(s) were verified from this store's records, which hold "
+                                  f"every run they read ({new} of them the archive held no observation of; numerics "
+                                  f"{', '.join(numerics) or 'none'})")
 
 
 def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(DEFAULT_PROFILE,),

@@ -1,5 +1,6 @@
 """Re-verification from the observations a report recorded (`harness.verdicts.archive`): it reproduces the
 verdicts that were decided from records, and a file that is not a report is refused by name."""
+import dataclasses
 import json
 from pathlib import Path
 
@@ -66,7 +67,8 @@ def _archive_without(tmp_path, claim_ids: set[str], profile: str):
 
 def test_a_claim_the_archive_holds_nothing_of_is_verified_from_this_stores_records(settings, tmp_path) -> None:
     """Standard's records live on another machine; a claim added since is decided from the records
-    this store has (an analytic rule's are shared by every profile), the others from the archive."""
+    this store has (an analytic rule's are shared by every profile), and so is a claim the archive
+    holds whose every record is here."""
     from harness.pipeline import verify
 
     added, kept = "hasfl.alloc.starts-at-p-min", "hasfl.alloc.cap-at-2.4-for-tier-1.0"
@@ -75,11 +77,37 @@ def test_a_claim_the_archive_holds_nothing_of_is_verified_from_this_stores_recor
                      profiles=("smoke",), archive=archive, archived=("standard",))
     standard = {v.claim: v for v in outcome.verdicts if v.profile == "standard"}
     assert standard[added].status == "PASS" and standard[added].runs
-    assert all(run in {r["key"] for r in outcome.archived_runs} for run in standard[added].runs)
-    assert standard[kept].numbers == archive.verdicts[(kept, "standard")]["numbers"]
+    assert standard[kept].runs, "verified from its records, not the archive"
+    assert all(run in {r["key"] for r in outcome.archived_runs} for v in standard.values() for run in v.runs)
     assert outcome.archived["standard"].endswith(
-        "; 1 claim(s) the archive held no observation of were verified from this store's records "
-        f"(numerics {', '.join(standard[added].numerics)})")
+        "; 2 claim(s) were verified from this store's records, which hold every run they read (1 of them the "
+        f"archive held no observation of; numerics {', '.join(standard[added].numerics)})")
+
+
+def test_a_claim_whose_records_are_here_is_verified_from_them_not_the_archives_observation(settings,
+                                                                                            tmp_path) -> None:
+    """The archive's observation was made by earlier code; the store's records are this code's. (The
+    archived observation is altered here so that the two give different verdicts.)"""
+    from harness.pipeline import verify
+
+    claim = "hasfl.alloc.cap-at-2.4-for-tier-1.0"
+    data = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
+    for verdict in data["verdicts"]:
+        if (verdict["claim"], verdict["profile"]) == (claim, "standard"):
+            for series in verdict["numbers"].values():
+                series["mean"], series["values"] = 2.5, {seed: 2.5 for seed in series["values"]}
+    path = tmp_path / "REPORT.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    archive = load_archive(path)
+
+    outcome = verify(settings, pattern=f"^{claim}$", profiles=("smoke",), archive=archive, archived=("standard",))
+    standard = next(v for v in outcome.verdicts if v.profile == "standard")
+    assert standard.status == "PASS" and standard.runs
+
+    elsewhere = dataclasses.replace(settings, store_dir=tmp_path / "empty-store")
+    (from_archive,) = verify(elsewhere, pattern=f"^{claim}$", profiles=(), run=False, archive=archive,
+                             archived=("standard",)).verdicts
+    assert from_archive.status == "FAIL"  # the altered observation
 
 
 def test_a_claim_neither_the_archive_nor_the_store_holds_is_not_run(settings, tmp_path) -> None:
