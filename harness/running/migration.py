@@ -199,8 +199,8 @@ def _code_candidates(catalog: Catalog, claims: list[LoadedClaim], profiles: list
     experiments = {loaded.claim.experiment for loaded in claims}
     candidates: list[Candidate] = []
     for key, record in list(store.records()):
-        if record["experiment"] not in experiments or record["profile"] not in profiles:
-            continue
+        if record["experiment"] not in experiments or record["profile"] not in profiles or record["status"] != "ok":
+            continue  # a record that did not finish is never reused, so never carried
         loaded = catalog.specs[record["experiment"]]
         label = f"{record['variant']}/seed {record['seed']}"
         provenance = record["provenance"]
@@ -237,8 +237,6 @@ def _stale_problem(key: str, record: dict[str, Any], own_fields: dict[str, Any],
                    settings: Settings) -> str | None:
     """Why a record made under earlier code cannot be carried whatever the check says, if it cannot."""
     provenance = record["provenance"]
-    if record["status"] != "ok":
-        return f"the old record's status is {record['status']}"
     if content_key(own_fields) != key:
         return "the old record's fields do not give its key"
     if provenance["libraries"] != library_versions():
