@@ -116,8 +116,8 @@ def replayed_batched_run(monkeypatch, family: SliceableFamily, cfg: FederationCo
             assert (got.num_samples, got.steps, got.nonfinite) == (ref.num_samples, ref.steps,
                                                                    ref.nonfinite)
             assert got.mean_loss == pytest.approx(ref.mean_loss, rel=1e-5, nan_ok=True)
-            for name, value in ref.params.items():
-                torch.testing.assert_close(got.params[name], value, rtol=1e-4, atol=1e-6)
+            for name, value in ref.update.items():
+                torch.testing.assert_close(got.update[name], value, rtol=1e-4, atol=1e-6)
         _assert_same_state(objective, reference, "objective")
         rounds.append(sorted(len(c) for c in cohorts(clients, views, settings)))
         return results
@@ -240,8 +240,8 @@ def test_cohort_results_equal_train_local_client_by_client(family, correction) -
             assert math.isnan(got.mean_loss) and math.isnan(ref.mean_loss)
         else:
             assert got.mean_loss == pytest.approx(ref.mean_loss, rel=1e-5)
-        for name, value in ref.params.items():
-            torch.testing.assert_close(got.params[name], value, rtol=1e-4, atol=1e-6)
+        for name, value in ref.update.items():
+            torch.testing.assert_close(got.update[name], value, rtol=1e-4, atol=1e-6)
 
 
 def test_cohort_reports_divergence_per_client() -> None:

@@ -17,6 +17,10 @@ Params = dict[str, Tensor]
 class Placement(Protocol):
     """Where a sub-model's tensors lie in global coordinates (a round's `SubmodelView`)."""
 
+    @property
+    def mask(self) -> Params | None:
+        """Global-shaped boolean masks of the sub-model's coordinates."""
+
     def embed(self, sub: Mapping[str, Tensor]) -> Params:
         """Sub-model tensors in global coordinates, zero outside the sub-model."""
 
@@ -29,9 +33,10 @@ class ClientUpdate:
 
     Given in global coordinates (``delta``; it may hold anything outside ``mask``, which is never
     read there), or as the sub-model's own tensors (``compact``) with the ``placement`` that puts
-    them in global coordinates, as the round loop gives it: then ``delta`` is built on first use, and
-    aggregation and the statistics work in the sub-model's coordinates, which hold the same values.
-    ``mask`` None means the client trained every coordinate.
+    them in global coordinates, as the round loop gives it: then ``delta`` and ``mask`` (the
+    placement's) are built on first use, and aggregation and the statistics work in the sub-model's
+    coordinates, which hold the same values. ``mask`` None (and no placement) means the client
+    trained every coordinate.
     """
 
     def __init__(self, client: int, width: float, delta: Params | None, mask: Params | None, num_samples: int,
@@ -40,11 +45,23 @@ class ClientUpdate:
         if (delta is None) == (compact is None) or (compact is not None and mask is not None and placement is None):
             raise ValueError("a client update is its delta in global coordinates, or its compact tensors with "
                              "the placement that puts them there")
-        self.client, self.width, self.mask, self.num_samples = client, width, mask, num_samples
+        self.client, self.width, self.num_samples = client, width, num_samples
+        self._mask = mask
         self.train_loss = train_loss
         """The client's mean training loss over its local steps this round."""
         self.compact, self.placement = compact, placement
         self._delta = delta
+
+    @property
+    def mask(self) -> Params | None:
+        """Global-shaped boolean masks of the coordinates the client trained (None: all of them)."""
+        return self.placement.mask if self._mask is None and self.placement is not None else self._mask
+
+    @property
+    def shared(self) -> int:
+        """Identity of what the update shares with the round's other clients of its sub-model: its
+        placement, else its mask object (None: the whole model)."""
+        return id(self.placement) if self.placement is not None else id(self._mask)
 
     @property
     def delta(self) -> Params:
@@ -120,11 +137,11 @@ def aggregate(global_params: Mapping[str, Tensor], updates: Sequence[ClientUpdat
         raise ValueError(f"{len(updates)} updates but {len(weights)} weights")
     total = sum(weights)
     scale = [w / total if total > 0 else 0.0 for w in weights]
-    # updates that share one mask object are summed before it is applied, once
-    by_mask: dict[int, list[tuple[ClientUpdate, float]]] = {}
+    # updates that share one placement (or mask object) are summed before it is applied, once
+    by_share: dict[int, list[tuple[ClientUpdate, float]]] = {}
     for update, w in zip(updates, scale):
-        by_mask.setdefault(id(update.mask), []).append((update, w))
-    groups = list(by_mask.values())
+        by_share.setdefault(update.shared, []).append((update, w))
+    groups = list(by_share.values())
     sums = [_compact_sum(group) for group in groups]
     new_params: Params = {}
     mean_update: Params = {}
@@ -167,14 +184,22 @@ def _aggregate_compact(name: str, old: Tensor, groups: list[list[tuple[ClientUpd
     indices = [_coordinates(group[0][0].placement, name, old.shape) for group in groups]
     box = _box(indices, old.shape)
     shape = [s.stop - s.start for s in box]
-    numerator = old.new_zeros(shape)
-    denominator = old.new_zeros(shape)
-    for group, compact_sum, index in zip(groups, sums, indices):
-        assert compact_sum is not None
-        within = _within(index, box)
-        _add_at(numerator, within, compact_sum[name])
-        _add_at(denominator, within, sum(w for _, w in group))
-    new, mean = _mean_step(old[box], numerator, denominator)
+    weights = [sum(w for _, w in group) for group in groups]
+    if len(groups) == 1 and weights[0] > 0 and _is_box(indices[0]) and indices[0] == box:
+        # one sub-model with weight: every coordinate of the box is covered once. A sum that
+        # started at +0 is never −0, so it equals 0 + itself, and the mean is it over the weight.
+        assert sums[0] is not None
+        mean = sums[0][name].div_(weights[0])
+        new = old[box] + mean
+    else:
+        numerator = old.new_zeros(shape)
+        denominator = old.new_zeros(shape)
+        for compact_sum, weight, index in zip(sums, weights, indices):
+            assert compact_sum is not None
+            within = _within(index, box)
+            _add_at(numerator, within, compact_sum[name])
+            _add_at(denominator, within, weight)
+        new, mean = _mean_step(old[box], numerator, denominator)
     if list(old.shape) == shape:
         return new, mean
     full_new, full_mean = old.clone(), torch.zeros_like(old)

@@ -80,7 +80,7 @@ def train_cohort(model: StackedModel, starts: Sequence[Mapping[str, Tensor]],
                 clip_per_client_(grads, settings.clip_norm)
         optimizer.step(grads, None if len(active) == clients
                        else torch.tensor(active, device=device))
-    return [_result(params, c, len(data[c]), batches[c].steps, loss_sums[c])
+    return [_result(params, starts[c], c, len(data[c]), batches[c].steps, loss_sums[c])
             for c in range(clients)]
 
 
@@ -130,9 +130,9 @@ def _client_gradients(model: StackedModel, leaves: list[dict[str, Tensor]],
                                for c in range(len(leaves))]) for name, p in params.items()}
 
 
-def _result(params: Mapping[str, Tensor], client: int, num_samples: int, steps: int,
+def _result(params: Mapping[str, Tensor], start: Mapping[str, Tensor], client: int, num_samples: int, steps: int,
             loss_sum: Tensor) -> LocalResult:
-    trained = {name: p.detach()[client].clone() for name, p in params.items()}
+    update = {name: p.detach()[client] - start[name] for name, p in params.items()}
     mean_loss = float(loss_sum) / steps if steps else math.nan
     nonfinite = steps > 0 and not math.isfinite(mean_loss)
-    return LocalResult(trained, num_samples, steps, mean_loss, nonfinite)
+    return LocalResult(update, num_samples, steps, mean_loss, nonfinite)

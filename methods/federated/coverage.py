@@ -22,12 +22,8 @@ class CoverageTracker:
         """Count ``clients`` client-rounds training ``view``."""
         for group, counts in self.unit_counts.items():
             counts[view.units(group)] += clients
-        mask = view.mask
         for name, union in self.union.items():
-            if mask is None:
-                union.fill_(True)
-            else:
-                union |= mask[name]
+            union[view.coordinates(name)] = True
 
     def never_covered(self) -> int:
         """Global coordinates outside the union of all trained masks."""

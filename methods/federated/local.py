@@ -22,9 +22,10 @@ class LocalSettings:
 
 @dataclass
 class LocalResult:
-    """Trained sub-model parameters and how training went."""
+    """What a client's training changed and how it went."""
 
-    params: Params
+    update: Params
+    """The trained sub-model's parameters minus the start, tensor by tensor."""
     num_samples: int
     steps: int
     mean_loss: float

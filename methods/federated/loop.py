@@ -132,10 +132,9 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
                               {i: torch_generator(seed, "batches", t, i) for i in sampled})
         updates: list[ClientUpdate] = []
         for i in sampled:
-            result, start, view = results[i], starts[i], views[i]
-            compact = {name: result.params[name] - start[name] for name in start}
-            updates.append(ClientUpdate(i, widths[i], None, view.mask, result.num_samples, result.mean_loss,
-                                        compact=compact, placement=None if view.is_full else view))
+            result, view = results[i], views[i]
+            updates.append(ClientUpdate(i, widths[i], None, None, result.num_samples, result.mean_loss,
+                                        compact=result.update, placement=None if view.is_full else view))
         losses = [results[i].mean_loss for i in sampled]
         norms, sizes = update_statistics(updates)
         # an update's float64 norm is finite exactly when all its values are (no overflow)

@@ -75,10 +75,10 @@ def train_local(model: nn.Module, start: Mapping[str, Tensor], data: ClientData,
             optimizer.step()
             loss_sum += loss.detach()
             steps += 1
-    trained = {name: p.detach().clone() for name, p in params.items()}
+    update = {name: p.detach() - start[name] for name, p in params.items()}
     mean_loss = float(loss_sum) / steps if steps else math.nan
     nonfinite = steps > 0 and not math.isfinite(mean_loss)
-    return LocalResult(trained, n, steps, mean_loss, nonfinite)
+    return LocalResult(update, n, steps, mean_loss, nonfinite)
 
 
 class LocalObjective(Part):
@@ -189,8 +189,8 @@ class ScaffoldObjective(LocalObjective):
         if result.steps == 0:
             return
         scale = 1.0 / (result.steps * settings.lr)
-        delta_c = view.embed({name: (start[name] - result.params[name]) * scale - c[name]
-                              for name in c})
+        # 0 − update is start − trained, bit for bit (a difference of two floats negates exactly)
+        delta_c = view.embed({name: (0.0 - result.update[name]) * scale - c[name] for name in c})
         mask = view.mask
         with torch.no_grad():
             for name, d in delta_c.items():
