@@ -129,8 +129,9 @@ def test_aggregation_matches_brute_force(family: SliceableFamily, mode: str, sch
 @pytest.mark.parametrize("family", [tiny_conv(), CharLSTMFamily(5, 2, 3, 2)], ids=["conv", "lstm"])
 @pytest.mark.parametrize("modes", [("prefix",), ("rolling",), ("random",), ("prefix", "random")],
                          ids=["prefix", "rolling", "random", "mixed"])
-@pytest.mark.parametrize("widths", [(0.25, 0.5, 0.5, 0.75, 0.25), (0.25, 0.5, 0.5, 0.75, 0.25, 1.0), (0.25, 0.25, 0.5)],
-                         ids=["sub-models", "and-full", "narrow"])
+@pytest.mark.parametrize("widths", [(0.25, 0.5, 0.5, 0.75, 0.25), (0.25, 0.5, 0.5, 0.75, 0.25, 1.0), (0.25, 0.25, 0.5),
+                                    (0.5, 0.5, 0.5), (1.0, 1.0)],
+                         ids=["sub-models", "and-full", "narrow", "one-view", "full-only"])
 def test_aggregation_of_compact_updates_equals_global_coordinates_bit_for_bit(
         family: SliceableFamily, modes: tuple[str, ...], widths: tuple[float, ...]) -> None:
     """The round loop's updates (each sub-model's own tensors, placed by its view, clients of one

@@ -182,29 +182,39 @@ def _aggregate_compact(name: str, old: Tensor, groups: list[list[tuple[ClientUpd
     Inside it each coordinate gets the additions and division it would in global coordinates;
     outside it Δ̄ = 0 and the value is kept. The result is the same bit for bit."""
     indices = [_coordinates(group[0][0].placement, name, old.shape) for group in groups]
+    weights = [sum(w for _, w in group) for group in groups]
+    if len(groups) == 1 and weights[0] > 0:
+        return _one_submodel(old, indices[0], sums[0], name, weights[0])
     box = _box(indices, old.shape)
     shape = [s.stop - s.start for s in box]
-    weights = [sum(w for _, w in group) for group in groups]
-    if len(groups) == 1 and weights[0] > 0 and _is_box(indices[0]) and indices[0] == box:
-        # one sub-model with weight: every coordinate of the box is covered once. A sum that
-        # started at +0 is never −0, so it equals 0 + itself, and the mean is it over the weight.
-        assert sums[0] is not None
-        mean = sums[0][name].div_(weights[0])
-        new = old[box] + mean
-    else:
-        numerator = old.new_zeros(shape)
-        denominator = old.new_zeros(shape)
-        for compact_sum, weight, index in zip(sums, weights, indices):
-            assert compact_sum is not None
-            within = _within(index, box)
-            _add_at(numerator, within, compact_sum[name])
-            _add_at(denominator, within, weight)
-        new, mean = _mean_step(old[box], numerator, denominator)
+    numerator = old.new_zeros(shape)
+    denominator = old.new_zeros(shape)
+    for compact_sum, weight, index in zip(sums, weights, indices):
+        assert compact_sum is not None
+        within = _within(index, box)
+        _add_at(numerator, within, compact_sum[name])
+        _add_at(denominator, within, weight)
+    new, mean = _mean_step(old[box], numerator, denominator)
     if list(old.shape) == shape:
         return new, mean
     full_new, full_mean = old.clone(), torch.zeros_like(old)
     full_new[box], full_mean[box] = new, mean
     return full_new, full_mean
+
+
+def _one_submodel(old: Tensor, index: Index, compact_sum: Params | None, name: str,
+                  weight: float) -> tuple[Tensor, Tensor]:
+    """`_aggregate_compact` when one sub-model with positive weight is aggregated: its coordinates
+    are covered once and no other is. A sum that started at +0 is never −0, so it equals the
+    numerator 0 + itself, and Δ̄ is it over the weight there, 0 elsewhere."""
+    assert compact_sum is not None
+    mean = compact_sum[name].div_(weight)
+    if _is_box(index) and all(s.start == 0 and s.stop == size for s, size in zip(index, old.shape)):  # type: ignore[union-attr]
+        return old + mean, mean
+    new, full_mean = old.clone(), torch.zeros_like(old)
+    new[index] = old[index] + mean
+    full_mean[index] = mean
+    return new, full_mean
 
 
 def _coordinates(placement: Placement | None, name: str, shape: torch.Size) -> Index:
