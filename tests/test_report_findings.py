@@ -122,3 +122,16 @@ def test_the_digest_carries_what_a_study_found_of_a_central_claim() -> None:
                          [0], 3200, "", claims)
     (line,) = central_along_studies(CATALOG, [study])["fedrolex"]
     assert f"`{central}`: 192: FAIL, 576: FAIL, 1600: INCONCLUSIVE" in line and "smaller scales'" in line
+
+
+def test_the_digest_shows_a_verdict_that_seeds_added_until_decided_changed_beside_the_fixed_n_one() -> None:
+    from harness.report.digest import digest
+    central = "hasfl.table3.cifar10.guarantee-off-ends-lower"
+    assert central in CATALOG.papers["hasfl"].central
+    verdicts = [_verdict(central, "smoke", "INCONCLUSIVE"), _verdict(central, "learning", "INCONCLUSIVE")]
+    changed = {"status": "PASS", "seeds": [0, 1, 2, 3, 4, 5], "fixed_n": {"status": "INCONCLUSIVE"}}
+    kept = {"status": "INCONCLUSIVE", "seeds": [0, 1, 2], "fixed_n": {"status": "INCONCLUSIVE"}}
+    text = "\n".join(digest(CATALOG, verdicts, _levels(verdicts), ["smoke", "learning"], lambda claim: f"#{claim}",
+                            sequential={(central, "learning"): changed, (central, "smoke"): kept}))
+    (row,) = [line for line in text.splitlines() if f"#{central}" in line]
+    assert "| undecided, weak | undecided, weak; PASS at 6 seeds (sequential) |" in row

@@ -108,10 +108,21 @@ def counts_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> str:
     return " · ".join(parts)
 
 
+def _sequential_cell(entry: Mapping | None) -> str:
+    """What seeds added until decided found, where they changed the fixed-n verdict: '; PASS at 6 seeds
+    (sequential)'."""
+    if entry is None or entry["status"] == entry["fixed_n"]["status"]:
+        return ""
+    return f"; {SHORT_STATUS[entry['status']]} at {len(entry['seeds'])} seeds (sequential)"
+
+
 def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profiles: list[str],
-           link: Callable[[str], str], along: Mapping[str, list[str]] | None = None) -> list[str]:
+           link: Callable[[str], str], along: Mapping[str, list[str]] | None = None,
+           sequential: Mapping[tuple[str, str], Mapping] | None = None) -> list[str]:
     """The digest's lines (heading included); `along`: per paper, what its scale studies found of its
-    central claims (one line each)."""
+    central claims (one line each); `sequential`: per (claim, profile), what `--until-decided` found
+    (`harness.sequential.results`), shown beside the fixed-n verdict it changed."""
+    sequential = sequential or {}
     by_claim: dict[str, dict[str, Verdict]] = {}
     for verdict in verdicts:
         by_claim.setdefault(verdict.claim, {})[verdict.profile] = verdict
@@ -119,7 +130,8 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
              "Per paper, its central claims (abstract and conclusion) at each profile: *weak* marks a verdict where "
              f"the models barely learn (below {LEARNED} of the paper's gain over chance) or the effect is below the "
              "smallest of interest. The number is the largest scale's, against the bound tested there and the "
-             "paper's.", ""]
+             "paper's (at the profile's seeds; a verdict that seeds added until decided changed is shown beside "
+             "it).", ""]
     for paper, claim_file in catalog.papers.items():
         if not any(v.paper == paper for v in verdicts):
             continue
@@ -129,7 +141,8 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
         for claim_id in claim_file.central:
             per_profile = by_claim.get(claim_id, {})
             statement = " ".join(catalog.claim(claim_id).claim.statement.split())
-            cells = [_status_cell(per_profile.get(p), levels.get((claim_id, p))) for p in profiles]
+            cells = [_status_cell(per_profile.get(p), levels.get((claim_id, p)))
+                     + _sequential_cell(sequential.get((claim_id, p))) for p in profiles]
             strongest = _strongest(per_profile, profiles)
             number = (f"`{strongest.profile}`: {_observed_number(strongest)} "
                       f"({tested_and_paper(catalog, claim_id, strongest.profile)})" if strongest

@@ -22,7 +22,7 @@ from harness.report.findings import evidence_of, findings, profiles_that_ran
 from harness.report.missing import missing_runs_section
 from harness.report.numerics import across_numerics_lines, committed_baseline, fragility, margin_cell, numerics_lines
 from harness.report.performance import performance_section
-from harness.report.sequential import sequential_section
+from harness.report.sequential import sequential_entries, sequential_section
 from harness.report.studies import StudyReading, central_along_studies, read_outcome, study_dicts, study_findings
 from harness.running.provenance import git_commit, library_versions, machine
 from harness.running.trial import read_trial, trial_sentence
@@ -316,7 +316,8 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path) -> tuple[di
     shown = [v for v in outcome.verdicts if v.profile in report.profiles]
     lines = report.header()
     lines += digest(report.catalog, shown, report.levels, report.profiles, report.detail_link,
-                    central_along_studies(report.catalog, readings))
+                    central_along_studies(report.catalog, readings), sequential_entries(settings.store_dir,
+                                                                                        report.profiles))
     if len(lines) > MAX_LINES:
         raise ValueError(f"REPORT.md's digest runs to {len(lines)} lines, more than {MAX_LINES}: name fewer central "
                          "claims in the claim files")

@@ -15,6 +15,15 @@ def sequential_section(store_dir: Path, profile: str) -> list[str]:
     return [] if data is None else render(data)
 
 
+def sequential_entries(store_dir: Path, profiles: list[str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per (claim, profile), the sequential result `--until-decided` recorded in this store."""
+    entries = {}
+    for profile in profiles:
+        data = load(store_dir, profile)
+        entries.update({(claim["claim"], profile): claim for claim in (data or {}).get("claims", [])})
+    return entries
+
+
 def render(data: dict[str, Any]) -> list[str]:
     budget = data["budget_minutes"]
     runs = data["runs"]
