@@ -80,8 +80,8 @@ def test_a_claim_the_archive_holds_nothing_of_is_verified_from_this_stores_recor
     assert standard[kept].runs, "verified from its records, not the archive"
     assert all(run in {r["key"] for r in outcome.archived_runs} for v in standard.values() for run in v.runs)
     assert outcome.archived["standard"].endswith(
-        "; 2 claim(s) were verified from this store's records, which hold every run they read (1 of them the "
-        f"archive held no observation of; numerics {', '.join(standard[added].numerics)})")
+        "; here 2 claim(s) are verified from this store's records instead, which hold every run they read (1 of "
+        f"them the archive held no observation of; numerics {', '.join(standard[added].numerics)})")
 
 
 def test_a_claim_whose_records_are_here_is_verified_from_them_not_the_archives_observation(settings,
