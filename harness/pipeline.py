@@ -135,9 +135,9 @@ def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: 
         return
     numerics = sorted({n for v in outcome.verdicts if v.profile == profile and v.claim in
                        {c.id for c in from_records} for n in v.numerics})
-    outcome.archived[profile] += (f"; here {len(from_records)} claim(s) are verified from this store's records instead, "
-                                  f"which hold every run they read ({new} of them the archive held no observation of; "
-                                  f"numerics {', '.join(numerics) or 'none'})")
+    outcome.archived[profile] += (f"; here {len(from_records)} claim(s) are verified from this store's records "
+                                  f"instead, which hold every run they read ({new} of them the archive held no "
+                                  f"observation of; numerics {', '.join(numerics) or 'none'})")
 
 
 def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(DEFAULT_PROFILE,),
