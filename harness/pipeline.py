@@ -113,19 +113,15 @@ def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: 
     from_records, unavailable, new = [], [], 0
     for claim in claims:
         held = archive.holds_observation(catalog, claim, profile)
-        stored: Verdict | None = verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
-        assert stored is not None
-        if stored.data_unavailable:
-            if held:
-                stored = None
-            else:
-                unavailable.append(claim)
-        elif stored.status != SKIPPED or stored.numbers:
+        stored = verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
+        if not stored.data_unavailable and (stored.status != SKIPPED or stored.numbers):
             from_records.append(claim)
             new += not held
-        else:
-            stored = None  # records missing: the archive's observation, or its "not run" verdict, says so
-        outcome.verdicts.append(stored or reverify(catalog, claim, profile, archive))
+        elif stored.data_unavailable and not held:
+            unavailable.append(claim)
+        else:  # records missing: the archive's observation, or its "not run" verdict, says so
+            stored = reverify(catalog, claim, profile, archive)
+        outcome.verdicts.append(stored)
     if not from_records + unavailable:
         return
     requests, _ = plan(catalog, from_records + unavailable, [profile], settings, store, fingerprints)

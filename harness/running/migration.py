@@ -236,23 +236,9 @@ def _code_candidates(catalog: Catalog, claims: list[LoadedClaim], profiles: list
 def _stale_problem(key: str, record: dict[str, Any], own_fields: dict[str, Any], datasets: dict[str, str],
                    settings: Settings) -> str | None:
     """Why a record made under earlier code cannot be carried whatever the check says, if it cannot."""
-    provenance = record["provenance"]
     if content_key(own_fields) != key:
         return "the old record's fields do not give its key"
-    if provenance["libraries"] != library_versions():
-        changed = sorted(name for name, version in library_versions().items()
-                         if provenance["libraries"].get(name) != version)
-        return "made with other library versions: " + ", ".join(
-            f"{name} {provenance['libraries'].get(name)} (here {library_versions()[name]})" for name in changed)
-    if datasets != provenance["datasets"]:
-        return f"made from data {provenance['datasets']}, here {datasets}"
-    here = numerics(settings.device, settings.threads)["fingerprint"]
-    if (provenance["device"], provenance["threads"]) != (settings.device, settings.threads):
-        return (f"made on {provenance['device']} with {provenance['threads']} threads, not "
-                f"{settings.device} with {settings.threads}")
-    if fingerprint(record) != here:
-        return f"made under numerics {fingerprint(record)}, not this machine's {here}"
-    return None
+    return _made_elsewhere(record, datasets, settings)
 
 
 def _known_profiles(catalog: Catalog, claims: list[LoadedClaim]) -> list[str]:
@@ -304,7 +290,6 @@ def _match(catalog, claims, profiles, settings, store, data, by_run, handled, ma
 
 def _ineligible(request: RunRequest, old_key: str, record: dict[str, Any], settings: Settings) -> str | None:
     """Why an old record cannot be carried to `request`'s key whatever the check says, if it cannot."""
-    provenance = record.get("provenance") or {}
     if record["status"] != "ok":
         return f"the old record's status is {record['status']}"
     try:
@@ -313,6 +298,13 @@ def _ineligible(request: RunRequest, old_key: str, record: dict[str, Any], setti
         return f"the old record lacks what its key was made of ({type(error).__name__}: {error})"
     if reproduced != old_key:
         return "the old record's fields do not give its key"
+    return _made_elsewhere(record, request.datasets, settings)
+
+
+def _made_elsewhere(record: dict[str, Any], datasets: dict[str, str], settings: Settings) -> str | None:
+    """How the record's making differs from a run here (library versions, device and threads, data,
+    numerics), if it does: its bits are then not this machine's to check."""
+    provenance = record.get("provenance") or {}
     if provenance.get("libraries") != library_versions():
         changed = sorted(name for name in library_versions()
                          if (provenance.get("libraries") or {}).get(name) != library_versions()[name])
@@ -322,8 +314,8 @@ def _ineligible(request: RunRequest, old_key: str, record: dict[str, Any], setti
     if (provenance.get("device"), provenance.get("threads")) != (settings.device, settings.threads):
         return (f"made on {provenance.get('device')} with {provenance.get('threads')} threads, not "
                 f"{settings.device} with {settings.threads}")
-    if provenance.get("datasets") != request.datasets:
-        return f"made from data {provenance.get('datasets')}, here {request.datasets}"
+    if provenance.get("datasets") != datasets:
+        return f"made from data {provenance.get('datasets')}, here {datasets}"
     here = numerics(settings.device, settings.threads)["fingerprint"]
     if fingerprint(record) != here:
         return f"made under numerics {fingerprint(record)}, not this machine's {here}"
