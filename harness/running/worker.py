@@ -18,6 +18,7 @@ from typing import Any
 from harness.errors import WorkerMismatch
 from harness.kinds import kind as experiment_kind
 from harness.runners.context import RunContext
+from harness.running.allocator import tune_allocator
 from harness.running.numerics import numerics
 from harness.running.planning import run_code
 from harness.running.provenance import library_versions, machine
@@ -34,14 +35,16 @@ def run_request(request: dict[str, Any], settings: dict[str, Any],
                 progress: Callable[[float, str], None] | None = None) -> dict[str, Any]:
     """Execute one run and return its record (never raises for a failing run)."""
     from threadpoolctl import threadpool_limits
-    _configure_torch(settings["device"], settings["threads"])
+    _configure_process(settings["device"], settings["threads"])
     with threadpool_limits(limits=settings["threads"]):
         return _run_request(request, settings, progress)
 
 
-def _configure_torch(device: str, threads: int) -> None:
-    """Thread count, and on CUDA kernels whose results do not depend on scheduling."""
+def _configure_process(device: str, threads: int) -> None:
+    """Thread count, the C allocator (`tune_allocator`), and on CUDA kernels whose results do
+    not depend on scheduling."""
     import torch
+    tune_allocator()
     torch.set_num_threads(threads)
     if device.startswith("cuda"):
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # read when cuBLAS starts
