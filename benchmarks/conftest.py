@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from harness.running.allocator import tune_allocator
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--bench-full", action="store_true", default=False,
@@ -32,10 +34,23 @@ class BenchScale:
     def pick(self, quick: Any, full: Any) -> Any:
         return full if self.full else quick
 
-    def run(self, benchmark, function: Callable[[], Any]) -> Any:
-        """Time `function` (pedantic: fixed rounds, one warm-up in the full form)."""
-        return benchmark.pedantic(function, rounds=self.rounds, iterations=1,
-                                  warmup_rounds=1 if self.full else 0)
+    @property
+    def warmup_rounds(self) -> int:
+        return 1 if self.full else 0
+
+    def run(self, benchmark, function: Callable[[], Any],
+            before_each: Callable[[], Any] | None = None) -> Any:
+        """Time `function` (pedantic: fixed rounds, one warm-up in the full form), calling
+        `before_each` untimed before every round, warm-up included."""
+        return benchmark.pedantic(function, setup=before_each, rounds=self.rounds, iterations=1,
+                                  warmup_rounds=self.warmup_rounds)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fedclaims_process() -> None:
+    """This process set up as fedclaims' workers set theirs up (the C allocator; each benchmark
+    sets its threads), so that a benchmark and its reference differ only in their code."""
+    tune_allocator()
 
 
 @pytest.fixture(scope="session")
