@@ -7,9 +7,9 @@ achieved training GFLOP/s, that figure as a fraction of the fp32 matrix-product 
 first in the same session (``test_matmul_peak``), and, on fedclaims' rows, the speed-up over
 the plain loop measured in interleaved pairs: before each of its rounds (warm-up included), a
 fedclaims row runs the plain loop's round, untimed by pytest-benchmark and timed by hand, so
-that the machine's slow swings of speed fall on both alike (``speedup_vs_plain``: the plain rounds' minimum
-time over fedclaims'; ``paired_speedup_median``: the median of the pairs' ratios). Everything
-runs on one thread.
+that the machine's slow swings of speed fall on both alike (``speedup_vs_plain``: the plain
+rounds' minimum time over fedclaims'; ``paired_speedup_median``: the median of the pairs'
+ratios). Everything runs on one thread.
 """
 from __future__ import annotations
 
