@@ -199,6 +199,7 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
         outcome.archived_runs = archive.runs(archived)
         for profile in archived:
             _reverify_profile(outcome, catalog, claims, profile, archive, lookup, settings, store, fingerprints)
+    outcome.profiles = catalog.by_scale(outcome.profiles)  # the digest reads the last as the largest
     apply_families(outcome.verdicts, lambda v: expectation_alpha(catalog, v))
     outcome.execution.events = list(store.events)
     return outcome

@@ -120,3 +120,15 @@ def test_a_claim_neither_the_archive_nor_the_store_holds_is_not_run(settings, tm
     (verdict,) = outcome.verdicts
     assert verdict.status == "SKIPPED" and "the archived observations hold none of it" in verdict.reason
     assert outcome.archived["standard"] == archive.provenance("standard"), "nothing was verified from records"
+
+
+def test_profiles_come_in_order_of_scale_whatever_their_source(settings) -> None:
+    """The digest reads the last profile as the largest scale: an archived `standard` goes before a
+    `learning` read from the store, and the paper's own profile (declared first, as the base) last."""
+    from harness.pipeline import verify
+
+    outcome = verify(settings, pattern=r"^hasfl\.parity\.cifar10\.random-budget-matches-hasfl$", profiles=("smoke",),
+                     run=False, render_only=("learning",), archive=load_archive(ROOT / "REPORT.json"),
+                     archived=("standard",))
+    assert outcome.profiles == ["smoke", "standard", "learning"]
+    assert CATALOG.by_scale(["paper", "learning", "smoke", "standard"]) == ["smoke", "standard", "learning", "paper"]

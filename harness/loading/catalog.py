@@ -22,7 +22,7 @@ from harness.kinds import kind as experiment_kind
 from harness.kinds.base import ExperimentKind
 from harness.loading.configs import deep_merge, resolved_config, settings_at  # noqa: F401 (deep_merge: part of this module's API)
 from harness.loading.design import design_problems
-from harness.loading.studies import LoadedStudy, generated_profiles, load_studies
+from harness.loading.studies import PAPER_PROFILE, LoadedStudy, generated_profiles, load_studies
 from harness.loading.yamlsource import Document, load_document
 from harness.schema import claim as claim_schema
 from harness.schema.claim import Claim, ClaimFile
@@ -101,6 +101,14 @@ class Catalog:
     def profiles(self) -> list[str]:
         """Every profile some spec defines, the points of scale studies included (spec order)."""
         return list(dict.fromkeys(p for spec in self.specs.values() for p in spec.spec.profiles))
+
+    def by_scale(self, profiles: Iterable[str]) -> list[str]:
+        """``profiles`` from the smallest scale to the largest: in the order the specs declare them
+        (smoke, standard, learning, then each study's points along its axis), the paper's own
+        profile last whatever its place in a spec (specs declare it first, as the base)."""
+        order = [p for p in self.profiles() if p != PAPER_PROFILE] + [PAPER_PROFILE]
+        rank = {profile: i for i, profile in enumerate(order)}
+        return sorted(profiles, key=lambda profile: rank.get(profile, len(rank)))
 
     def check_profiles(self, profiles: Iterable[str]) -> None:
         """A ValueError naming the nearest profile for a name no spec defines."""
