@@ -76,14 +76,13 @@ def select(settings: Settings, papers=(), pattern: str | None = None) -> tuple[C
 
 
 def stored_profiles(settings: Settings, papers=(), pattern: str | None = None) -> list[str]:
-    """Profiles of the selected claims with at least one of their runs in the store (spec order);
+    """Profiles of the selected claims with at least one of their runs in the store (by scale);
     the points of scale studies are not among them (`fedclaims study` shows those)."""
     catalog, claims = select(settings, papers, pattern)
     store = ResultStore(settings.store_dir)
     points = generated_profiles(catalog.studies.values())
-    names = list(dict.fromkeys(p for spec in catalog.specs.values() for p in spec.spec.profiles if p not in points))
     found = []
-    for profile in names:
+    for profile in catalog.by_scale(p for p in catalog.profiles() if p not in points):
         requests, _ = plan(catalog, claims, [profile], settings, store)
         if any(store.path(request.key).exists() for request in requests):
             found.append(profile)

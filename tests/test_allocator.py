@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -10,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from harness.running import worker
+from harness.running.allocator import on_glibc
 
 REPO = Path(__file__).resolve().parents[1]
-GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
-glibc_only = pytest.mark.skipif(not GLIBC, reason="the allocator's settings apply to glibc only")
+glibc_only = pytest.mark.skipif(not on_glibc(), reason="the allocator's settings apply to glibc only")
 
 TUNE = "from harness.running.allocator import tune_allocator; print(tune_allocator())"
 DIGEST = """

@@ -26,6 +26,10 @@ TRIM_THRESHOLD_BYTES = 256 << 20
 USER_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
 
 
+def on_glibc() -> bool:
+    return platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
+
+
 @functools.cache
 def tune_allocator() -> bool:
     """Set glibc's mmap and trim thresholds for this process, once; whether they were set.
@@ -33,7 +37,7 @@ def tune_allocator() -> bool:
     Nothing is set off glibc, or where the user chose either threshold through glibc's own
     environment variables (those win).
     """
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+    if not on_glibc():
         return False
     if any(name in os.environ for name in USER_SETTINGS):
         return False
