@@ -39,10 +39,12 @@ class BenchScale:
         return 1 if self.full else 0
 
     def run(self, benchmark, function: Callable[[], Any],
-            before_each: Callable[[], Any] | None = None) -> Any:
-        """Time `function` (pedantic: fixed rounds, one warm-up in the full form), calling
-        `before_each` untimed before every round, warm-up included."""
-        return benchmark.pedantic(function, setup=before_each, rounds=self.rounds, iterations=1,
+            before_each: Callable[[], Any] | None = None, full_rounds: int | None = None) -> Any:
+        """Time `function` (pedantic: fixed rounds, `full_rounds` in the full form where given,
+        one warm-up in the full form), calling `before_each` untimed before every round, warm-up
+        included."""
+        rounds = full_rounds if self.full and full_rounds is not None else self.rounds
+        return benchmark.pedantic(function, setup=before_each, rounds=rounds, iterations=1,
                                   warmup_rounds=self.warmup_rounds)
 
 

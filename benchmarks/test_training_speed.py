@@ -1,15 +1,18 @@
 """Speed of one federated round: fedclaims' round loop against a plain per-client PyTorch loop.
 
-Each group is one model at one width; its two rows train the same clients on the same data
-with the same batches and optimizer (benchmarks/plain_training.py), so pytest-benchmark's
-ratio columns are fedclaims' speed-up. ``extra_info`` holds images (or sequences) per second,
-achieved training GFLOP/s, that figure as a fraction of the fp32 matrix-product peak measured
-first in the same session (``test_matmul_peak``), and, on fedclaims' rows, the speed-up over
-the plain loop measured in interleaved pairs: before each of its rounds (warm-up included), a
-fedclaims row runs the plain loop's round, untimed by pytest-benchmark and timed by hand, so
-that the machine's slow swings of speed fall on both alike (``speedup_vs_plain``: the plain
-rounds' minimum time over fedclaims'; ``paired_speedup_median``: the median of the pairs'
-ratios). Everything runs on one thread.
+Each group is one model at one width; its rows train the same clients on the same data with the
+same batches and optimizer (benchmarks/plain_training.py), so pytest-benchmark's ratio columns
+are fedclaims' speed-up. ``extra_info`` holds images (or sequences) per second, achieved
+training GFLOP/s, that figure as a fraction of the fp32 matrix-product peak measured first in the
+same session (``test_matmul_peak``), and, on the paired rows, the speed-up over the plain loop
+measured in interleaved pairs (benchmarks/paired.py): before each of its rounds (warm-up
+included), a paired row runs the plain loop's round, untimed by pytest-benchmark and timed by
+hand, so that the machine's slow swings of speed fall on both alike. The paired rows are
+fedclaims and a control, the plain loop paired with itself, which shows how far apart this
+session measures identical code (``speedup_vs_plain``: the plain rounds' minimum time over the
+row's; ``paired_speedup_median`` and ``paired_speedup_interval``: the median of the pairs'
+ratios and its 95% interval; ``verdict``: faster or slower only beyond both 1 and the control).
+Everything runs on one thread.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import pytest
 import torch
 from threadpoolctl import threadpool_limits
 
+from benchmarks.paired import PairedSpeedup, speed_verdict
 from benchmarks.plain_training import (
     PlainCharLSTM,
     PlainConvNet,
@@ -43,6 +47,10 @@ SEED = 0
 WIDTHS = (1.0, 0.5, 0.25)
 MATMUL_SIZE = 1024
 EVAL_BATCH_SIZE = 64
+PAIRED_ROUNDS = 15
+"""Timed pairs of a paired row in the full form: 15 puts the median's 95% interval between the
+4th and 12th of the sorted ratios (96.5% coverage)."""
+IMPLEMENTATIONS = ("plain", "control", "fedclaims")
 
 
 @dataclass(frozen=True)
@@ -103,7 +111,7 @@ def one_thread():
 
 @pytest.fixture(scope="module")
 def measured() -> dict:
-    """The matmul peak measured first in this session."""
+    """The matmul peak measured first in this session, and each group's control."""
     return {}
 
 
@@ -175,17 +183,18 @@ class TimedCalls:
 
 @pytest.mark.parametrize("case, width, implementation", [
     (case, width, implementation) for case in CASES for width in WIDTHS
-    for implementation in ("plain", "fedclaims")])
+    for implementation in IMPLEMENTATIONS])
 def test_round(benchmark, bench_scale, measured, case: str, width: float,
                implementation: str) -> None:
     spec = CASES[case]
     family = spec.family()
     data = _federation(spec, bench_scale.full)
-    run = _plain_round if implementation == "plain" else _fedclaims_round
-    interleaved = (TimedCalls(lambda: _plain_round(spec, family, data, width))
-                   if implementation == "fedclaims" else None)
+    run = _fedclaims_round if implementation == "fedclaims" else _plain_round
+    paired = implementation != "plain"
+    interleaved = TimedCalls(lambda: _plain_round(spec, family, data, width)) if paired else None
     benchmark.group = f"one round: {case}, width {width}"
-    params = bench_scale.run(benchmark, lambda: run(spec, family, data, width), interleaved)
+    params = bench_scale.run(benchmark, lambda: run(spec, family, data, width), interleaved,
+                             full_rounds=PAIRED_ROUNDS if paired else None)
     assert all(bool(torch.isfinite(t).all()) for t in params.values())
 
     seconds = benchmark.stats.stats.min
@@ -199,10 +208,15 @@ def test_round(benchmark, bench_scale, measured, case: str, width: float,
             info["fraction_of_peak"] = round(gflops / measured["peak"], 4)
     if interleaved is not None:
         plain = interleaved.seconds[bench_scale.warmup_rounds:]
-        ours = benchmark.stats.stats.data
-        assert len(plain) == len(ours)
+        speedup = PairedSpeedup.of(plain, benchmark.stats.stats.data)
         info["speedup_vs_plain"] = round(min(plain) / seconds, 3)
-        info["paired_speedup_median"] = round(float(np.median(np.divide(plain, ours))), 3)
+        info["paired_speedup_median"] = round(speedup.median, 3)
+        info["paired_speedup_interval"] = speedup.interval_text()
+        if implementation == "control":
+            info["role"] = "control"
+            measured[("control", case, width)] = speedup
+        else:
+            info["verdict"] = speed_verdict(speedup, measured.get(("control", case, width)))
 
 
 @pytest.mark.parametrize("case", list(CASES))
