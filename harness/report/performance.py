@@ -6,6 +6,11 @@ the benchmark whose `extra_info["role"]` is "reference". A candidate's figure is
 reference's mean time over its own (a speed-up: above 1 is faster). Other numbers a
 benchmark records in `extra_info` (throughput, GFLOP/s, share of the matmul peak) are shown
 beside it.
+
+Groups measured in interleaved pairs (benchmarks/paired.py) are summarised first, one line a
+candidate: the candidate's paired speed-up and interval, the control's (the reference paired with
+itself, `extra_info["role"]` "control": how far apart the run measured identical code) and the
+verdict the benchmark gave.
 """
 from __future__ import annotations
 
@@ -44,6 +49,7 @@ def _run_section(path: Path) -> list[str]:
     groups: dict[str, list[dict]] = {}
     for bench in data.get("benchmarks", []):
         groups.setdefault(bench.get("group") or bench["name"], []).append(bench)
+    lines += _paired_summary(groups)
     for group, benches in groups.items():
         reference = next((b for b in benches if b.get("extra_info", {}).get("role") == "reference"), None)
         extra_keys = list(dict.fromkeys(k for b in benches for k in b.get("extra_info", {}) if k not in HIDDEN))
@@ -62,3 +68,26 @@ def _run_section(path: Path) -> list[str]:
             lines.append(f"| {bench['name']} | {mean:.4g} | {speedup} | " + " | ".join(extras) + " |")
         lines.append("")
     return lines
+
+
+def _paired(bench: dict) -> str:
+    info = bench.get("extra_info", {})
+    return f"{info['paired_speedup_median']:.3f}× {info.get('paired_speedup_interval', '')}".rstrip()
+
+
+def _paired_summary(groups: dict[str, list[dict]]) -> list[str]:
+    rows = []
+    for benches in groups.values():
+        control = next((b for b in benches if b.get("extra_info", {}).get("role") == "control"), None)
+        for bench in benches:
+            info = bench.get("extra_info", {})
+            if "verdict" in info:
+                rows.append(f"| {bench['name']} | {_paired(bench)} | "
+                            f"{_paired(control) if control else '—'} | {info['verdict']} |")
+    if not rows:
+        return []
+    return ["Measured in interleaved pairs: the median of the pairs' speed-ups with its 95% interval, "
+            "beside the control's (the reference paired with itself in the same run). A row is faster "
+            "or slower only where its interval lies beyond both 1 and the control's.", "",
+            "| candidate | paired speed-up | control | verdict |", "|---|---|---|---|",
+            *rows, ""]
