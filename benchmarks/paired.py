@@ -51,9 +51,9 @@ class PairedSpeedup:
 
 
 def speed_verdict(candidate: PairedSpeedup, control: PairedSpeedup | None) -> str:
-    """"faster" or "slower" where the candidate's interval lies beyond 1 and beyond the control's;
-    otherwise what the session could not tell apart, and how far the interval would have had to
-    move to be called either."""
+    """Faster or slower where the candidate's interval lies beyond 1 and beyond the control's;
+    otherwise what the session could not tell apart, and where the interval would have had to lie
+    to be called either."""
     if not candidate.resolved:
         return f"not resolved: {candidate.pairs} pair(s)"
     if control is None or not control.resolved:
