@@ -51,7 +51,7 @@ def _run_section(path: Path) -> list[str]:
         groups.setdefault(bench.get("group") or bench["name"], []).append(bench)
     lines += _paired_summary(groups)
     for group, benches in groups.items():
-        reference = next((b for b in benches if b.get("extra_info", {}).get("role") == "reference"), None)
+        reference = _with_role(benches, "reference")
         extra_keys = list(dict.fromkeys(k for b in benches for k in b.get("extra_info", {}) if k not in HIDDEN))
         lines += [f"**{group}**", "",
                   "| benchmark | mean (s) | speed-up vs reference | " + " | ".join(extra_keys) + " |",
@@ -70,6 +70,10 @@ def _run_section(path: Path) -> list[str]:
     return lines
 
 
+def _with_role(benches: list[dict], role: str) -> dict | None:
+    return next((b for b in benches if b.get("extra_info", {}).get("role") == role), None)
+
+
 def _paired(bench: dict) -> str:
     info = bench.get("extra_info", {})
     return f"{info['paired_speedup_median']:.3f}× {info.get('paired_speedup_interval', '')}".rstrip()
@@ -78,7 +82,7 @@ def _paired(bench: dict) -> str:
 def _paired_summary(groups: dict[str, list[dict]]) -> list[str]:
     rows = []
     for benches in groups.values():
-        control = next((b for b in benches if b.get("extra_info", {}).get("role") == "control"), None)
+        control = _with_role(benches, "control")
         for bench in benches:
             info = bench.get("extra_info", {})
             if "verdict" in info:
