@@ -51,12 +51,14 @@ def dirichlet_partition(labels: np.ndarray, num_clients: int, alpha: float,
 
 def label_restricted_partition(labels: np.ndarray, num_clients: int, labels_per_client: int,
                                rng: np.random.Generator) -> list[np.ndarray]:
-    """HeteroFL/FedRolex "non-IID-L": each client holds exactly L distinct labels.
+    """Each client holds exactly L distinct labels, dealt round a random cycle of the classes.
 
-    Labels are dealt round a random cycle of the classes, so each label is held by
-    floor or ceil(num_clients * L / C) clients (every label used when
-    num_clients * L >= C); a label's samples are split evenly among its holders.
-    Samples of unused labels are left out.
+    Client slot s holds the classes at cycle positions sL .. sL + L - 1 (mod C), so each label is
+    held by floor or ceil(num_clients * L / C) clients (every label used when num_clients * L >= C)
+    and, when L divides C, the clients fall into C / L disjoint groups holding the same L labels
+    (100 clients at L = 2 of 10 classes: 5 label pairs of 20 clients each). A label's samples are
+    split evenly among its holders; samples of unused labels are left out. This is not the
+    HeteroFL/FedRolex reference's "non-iid-L", which deals random label shards: `shard_partition`.
     """
     _check_clients(num_clients)
     labels = np.asarray(labels)
@@ -77,6 +79,41 @@ def label_restricted_partition(labels: np.ndarray, num_clients: int, labels_per_
         for client, chunk in zip(holders, np.array_split(idx, len(holders))):
             parts[client].append(chunk)
     return [_sorted_union(p) for p in parts]
+
+
+def shard_partition(labels: np.ndarray, num_clients: int, labels_per_client: int,
+                    rng: np.random.Generator) -> list[np.ndarray]:
+    """The HeteroFL/FedRolex reference's "non-iid-L" split (its data.py, ``non_iid``), drawn from ``rng``.
+
+    Each class's samples are cut into S = num_clients * L / C equal shards (the remainder spread one
+    each over the first shards); the list of every class repeated S times is shuffled and dealt L to a
+    client. A client's labels are the distinct ones it was dealt, so one dealt the same class twice
+    holds a single class; it takes one random shard of each of its labels (a single-class client holds
+    one shard, not two). Shards no client takes are left out. The reference cuts each class in the data
+    set's own order; here a class's samples are shuffled first, so the shards do not depend on how
+    the data set's files are ordered.
+    """
+    _check_clients(num_clients)
+    labels = np.asarray(labels)
+    classes = np.unique(labels)
+    if not 1 <= labels_per_client <= len(classes):
+        raise ValueError(f"labels_per_client must be in 1..{len(classes)}, got {labels_per_client}")
+    if num_clients * labels_per_client % len(classes):
+        raise ValueError(f"{num_clients} clients x {labels_per_client} labels is not a whole number of shards "
+                         f"per class of {len(classes)} classes")
+    per_class = num_clients * labels_per_client // len(classes)
+    shards: dict[int, list[np.ndarray]] = {}
+    for cls in classes:
+        idx = rng.permutation(np.flatnonzero(labels == cls))
+        if len(idx) < per_class:
+            raise ValueError(f"class {cls} has {len(idx)} samples, fewer than its {per_class} shards")
+        shards[int(cls)] = list(np.array_split(idx, per_class))
+    dealt = rng.permutation(np.repeat(classes, per_class)).reshape(num_clients, labels_per_client)
+    parts: list[np.ndarray] = []
+    for held in dealt:
+        chunks = [shards[int(cls)].pop(int(rng.integers(len(shards[int(cls)])))) for cls in np.unique(held)]
+        parts.append(_sorted_union(chunks))
+    return parts
 
 
 def one_class_per_client(labels: np.ndarray, num_clients: int,
