@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 
 import torch
@@ -12,11 +12,22 @@ from methods.models.slicing import UnitSelection
 
 
 class ExtractionMode(StrEnum):
-    """Sub-model coordinate schemes: HeteroFL/FjORD, FedRolex, Federated Dropout."""
+    """Sub-model coordinate schemes: HeteroFL/FjORD, FedRolex, Federated Dropout.
+
+    ``random`` draws every group's units apart, as the FedRolex reference's Federated Dropout draws
+    every conv's output channels; ``random_consistent`` draws one subset per tie of groups
+    (`SliceableFamily.ties`), so identity shortcuts add the same global units. The two differ only
+    for families with ties (the ResNet).
+    """
 
     PREFIX = "prefix"
     ROLLING = "rolling"
     RANDOM = "random"
+    RANDOM_CONSISTENT = "random_consistent"
+
+    @property
+    def is_random(self) -> bool:
+        return self in (ExtractionMode.RANDOM, ExtractionMode.RANDOM_CONSISTENT)
 
 
 def kept_units(n: int, width: float) -> int:
@@ -50,8 +61,10 @@ def random_indices(n: int, width: float, generator: torch.Generator) -> Tensor:
 
 
 def select_units(groups: Mapping[str, int], width: float, mode: ExtractionMode | str,
-                 round_index: int, generator: torch.Generator | None) -> UnitSelection:
-    """Kept units of every group; RANDOM draws each group independently from ``generator``."""
+                 round_index: int, generator: torch.Generator | None,
+                 ties: Sequence[Sequence[str]] = ()) -> UnitSelection:
+    """Kept units of every group. RANDOM draws each group from ``generator`` in turn; RANDOM_CONSISTENT
+    draws once per tie (at its first group) and gives every group of the tie that draw."""
     mode = ExtractionMode(mode)
     if mode is ExtractionMode.PREFIX:
         return {g: prefix_indices(n, width) for g, n in groups.items()}
@@ -59,4 +72,13 @@ def select_units(groups: Mapping[str, int], width: float, mode: ExtractionMode |
         return {g: rolling_indices(n, width, round_index) for g, n in groups.items()}
     if generator is None:
         raise ValueError("random extraction needs a torch.Generator")
-    return {g: random_indices(n, width, generator) for g, n in groups.items()}
+    if mode is ExtractionMode.RANDOM:
+        return {g: random_indices(n, width, generator) for g, n in groups.items()}
+    leader = {group: tie[0] for tie in ties for group in tie}
+    selection: UnitSelection = {}
+    for g, n in groups.items():
+        first = leader.get(g, g)
+        if first not in selection:
+            selection[first] = random_indices(n, width, generator)
+        selection[g] = selection[first]
+    return selection

@@ -61,8 +61,9 @@ def federation(family: SliceableFamily, sizes=SIZES) -> FederatedDataset:
     g = torch.Generator().manual_seed(0)
     clients = [_sample(family, n, g) for n in sizes]
     test = _sample(family, 24, g)
-    calibration = test.x[:16] if isinstance(family, ConvFamily) else None
-    return FederatedDataset(clients, test, calibration, 4 if isinstance(family, ConvFamily) else 7)
+    if isinstance(family, ConvFamily):
+        return FederatedDataset(clients, test, test.x[:16], 4, blank=torch.full((3,), -1.0))
+    return FederatedDataset(clients, test, None, 7)
 
 
 def config(**overrides) -> FederationConfig:
@@ -148,6 +149,18 @@ def test_every_batched_round_equals_the_sequential_reference(monkeypatch, family
     result, cohort_sizes = replayed_batched_run(monkeypatch, family(), config(**overrides))
     assert result.changed_outside_union == 0
     assert max(max(sizes) for sizes in cohort_sizes) > 1  # clients did train together
+
+
+def test_the_fedrolex_reference_settings_batched_equal_the_sequential_reference(monkeypatch) -> None:
+    """Label split (masked loss, own classifier rows), count weights, capacities redrawn every round and
+    crop-and-flip augmentation, trained in cohorts, replay client by client."""
+    cfg = config(policy="dynamic", extraction="rolling", weighting="equal", label_split=True, count_weighted=True,
+                 augmentation="crop_flip")
+    result, cohort_sizes = replayed_batched_run(monkeypatch, conv_family(), cfg)
+    assert result.changed_outside_union == 0
+    assert max(max(sizes) for sizes in cohort_sizes) > 1
+    widths = [[w for _, w in client] for client in result.client_widths]
+    assert any(len(set(w)) > 1 for w in widths)  # a client's width changed between rounds
 
 
 @pytest.mark.parametrize("grouped_up_to, chunk", [(0, 1 << 20), (1 << 30, 1)],

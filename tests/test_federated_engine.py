@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 
 import numpy as np
 import pytest
@@ -29,7 +28,8 @@ from methods.models.slicing import SliceableFamily, coverage_masks, default_init
 from methods.seeding import numpy_rng
 from tests.federation_helpers import federation_config
 
-SCHEMES = ("samples", "equal", "size", "update", "hybrid")
+SCHEMES = ("samples", "equal")
+"""The weightings with one weight per client (the others: tests/test_fedrolex_reference.py)."""
 
 
 @pytest.fixture(autouse=True)
@@ -64,16 +64,7 @@ def tiny_cfg(**overrides) -> FederationConfig:
 # ---------------------------------------------------------------- aggregation
 
 def _reference_weights(scheme: str, updates: list[ClientUpdate]) -> list[float]:
-    sizes, norms = [], []
-    for u in updates:
-        masks = {n: torch.ones_like(d, dtype=torch.bool) for n, d in u.delta.items()} \
-            if u.mask is None else u.mask
-        sizes.append(float(sum(int(m.sum()) for m in masks.values())))
-        norms.append(math.sqrt(sum(float((u.delta[n].double() * masks[n]).pow(2).sum())
-                                   for n in masks)))
-    return {"samples": [float(u.num_samples) for u in updates], "equal": [1.0] * len(updates),
-            "size": sizes, "update": norms,
-            "hybrid": [s * n for s, n in zip(sizes, norms)]}[scheme]
+    return {"samples": [float(u.num_samples) for u in updates], "equal": [1.0] * len(updates)}[scheme]
 
 
 def _brute_force(global_params, updates, weights):

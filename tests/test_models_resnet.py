@@ -56,14 +56,19 @@ def selections(family: PreResNet18Family) -> dict[str, dict[str, Tensor]]:
         out[f"prefix{width}"] = select_units(family.groups, width, ExtractionMode.PREFIX, 0, None)
         out[f"rolling_wrapped{width}"] = select_units(family.groups, width, ExtractionMode.ROLLING,
                                                       ROUND_WRAPS_ALL, None)
-        out[f"random{width}"] = select_units(family.groups, width, ExtractionMode.RANDOM, 0, gen)
+        out[f"random_consistent{width}"] = select_units(family.groups, width, ExtractionMode.RANDOM_CONSISTENT, 0,
+                                                        gen, family.ties)
     return out
 
 
 def test_groups_and_param_axes_cover_every_parameter() -> None:
     family = PreResNet18Family(3, 10, SMALL)
-    assert list(family.groups)[:3] == ["stage0", "stage0.block0.inner", "stage0.block1.inner"]
-    assert len(family.groups) == 12
+    assert list(family.groups)[:5] == ["stage0.stem", "stage0.block0.out", "stage0.block1.out",
+                                       "stage0.block0.inner", "stage0.block1.inner"]
+    assert len(family.groups) == 17
+    assert family.ties == (("stage0.stem", "stage0.block0.out", "stage0.block1.out"),
+                           ("stage1.block0.out", "stage1.block1.out"), ("stage2.block0.out", "stage2.block1.out"),
+                           ("stage3.block0.out", "stage3.block1.out"))
     params = params_of(family.build())
     assert set(family.param_axes()) == set(params)
     for name, axes in family.param_axes().items():
@@ -124,7 +129,7 @@ def test_rolling_selection_really_wraps() -> None:
 
 
 @pytest.mark.parametrize("name", [f"{mode}{w}" for w in (0.5, 0.25)
-                                  for mode in ("prefix", "rolling_wrapped", "random")])
+                                  for mode in ("prefix", "rolling_wrapped", "random_consistent")])
 def test_sub_model_equals_masked_full_model(name: str) -> None:
     # Masked channels are exactly 0 into every BN (bias-free convs, masked inputs); zero batch
     # mean and variance with zero gain and bias keep them 0, in train mode and after calibration.

@@ -286,6 +286,9 @@ class _Report:
                     for path in sorted(self.figures_dir.glob(f"{experiment}-*-{profile}.png")):
                         lines += [f"![{path.stem} ({profile}, drawn from the records behind its archived "
                                   f"observations)]({relative(path, detail_base)})", ""]
+            if spec.adopted:
+                lines += ["Adopted from the authors' code where the paper is silent:", ""]
+                lines += [f"- {cell(d)}" for d in spec.adopted] + [""]
             if spec.departures:
                 lines += ["Departures from the paper and choices where it is silent:", ""]
                 lines += [f"- {cell(d)}" for d in spec.departures] + [""]

@@ -23,12 +23,14 @@ from methods.federated import (
     run_federation,
 )
 from methods.federated.aggregation import Weighting
+from methods.federated.augmentation import AugmentationMode
 from methods.federated.config import ClientExecution
 from methods.partition import (
     client_tv_distances,
     dirichlet_partition,
     iid_partition,
     label_restricted_partition,
+    shard_partition,
     subsample_per_client,
 )
 from methods.seeding import setup_seed
@@ -36,7 +38,7 @@ from methods.seeding import setup_seed
 
 class PartitionConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    scheme: Literal["dirichlet", "label_restricted", "iid", "roles"]
+    scheme: Literal["dirichlet", "label_restricted", "shards", "iid", "roles"]
     alpha: float | None = Field(None, gt=0.0)
     labels_per_client: int | None = Field(None, ge=1)
 
@@ -44,8 +46,8 @@ class PartitionConfig(BaseModel):
     def _parameters(self):
         if self.scheme == "dirichlet" and self.alpha is None:
             raise ValueError("a dirichlet partition needs alpha")
-        if self.scheme == "label_restricted" and self.labels_per_client is None:
-            raise ValueError("a label_restricted partition needs labels_per_client")
+        if self.scheme in ("label_restricted", "shards") and self.labels_per_client is None:
+            raise ValueError(f"a {self.scheme} partition needs labels_per_client")
         return self
 
 
@@ -84,6 +86,9 @@ class Federation(BaseModel):
     clip_norm: float | None = Field(10.0, gt=0.0)
     extraction: ExtractionMode = ExtractionMode.PREFIX
     weighting: Weighting = Weighting.SAMPLES
+    label_split: bool = False
+    count_weighted: bool = False
+    augmentation: AugmentationMode = AugmentationMode.NONE
     eval_every: int = Field(1, ge=1)
     eval_batch_size: int = Field(256, ge=1)
     client_execution: ClientExecution = ClientExecution.BATCHED
@@ -155,6 +160,9 @@ def _image_federation(config: Config, seed: int, context: RunContext):
     elif scheme.scheme == "label_restricted":
         assert scheme.labels_per_client is not None  # PartitionConfig requires it for this scheme
         parts = label_restricted_partition(data.train_y, clients, scheme.labels_per_client, rng)
+    elif scheme.scheme == "shards":
+        assert scheme.labels_per_client is not None  # PartitionConfig requires it for this scheme
+        parts = shard_partition(data.train_y, clients, scheme.labels_per_client, rng)
     elif scheme.scheme == "iid":
         parts = iid_partition(len(data.train_y), clients, rng)
     else:
@@ -175,7 +183,8 @@ def _image_federation(config: Config, seed: int, context: RunContext):
         pool, min(config.data.calibration_samples, len(pool)), replace=False)
     calibration = _images(data.train_x[np.sort(calibration_index)], mean, std)
     tv = client_tv_distances(parts, data.train_y, data.num_classes)
-    federated = FederatedDataset(client_data, test, calibration, data.num_classes)
+    blank = torch.from_numpy(-mean / std)  # a black pixel, normalised: what padding adds
+    federated = FederatedDataset(client_data, test, calibration, data.num_classes, blank)
     return federated, tv, data.fingerprint
 
 

@@ -82,6 +82,11 @@ class ExperimentSpec(StrictModel):
     `package.module:NAME` or `path/to/file.py:NAME` (each an `ExtensionMetric`)."""
     description: str = ""
     departures: list[str] = Field(default_factory=list)
+    """Where the experiment differs from the paper or the authors' code, or chooses where both are silent,
+    each with its reason."""
+    adopted: list[str] = Field(default_factory=list)
+    """What the experiment takes from the authors' public code that the paper does not state, each with
+    the setting that gives it."""
     config: dict[str, Any] = Field(default_factory=dict)
     variants: dict[Identifier, Variant] = Field(min_length=1)
     profiles: dict[Identifier, Profile] = Field(min_length=1)

@@ -73,13 +73,23 @@ class ClientUpdate:
 
 
 class Weighting(StrEnum):
-    """Client weights: sample counts (HAS-FL), equal (FedRolex/HeteroFL), FedRolex A.3's options."""
+    """How clients are weighted in a coordinate's mean.
+
+    One weight per client: sample counts (HAS-FL), equal (FedRolex's and HeteroFL's default). Weights per
+    coordinate, FedRolex A.3's options as its reference code computes them (`methods.federated.coordinate_weights`):
+    ``size`` (the client's kept output units of the layer), ``update`` (how often the coordinate has been
+    updated), ``hybrid`` (both multiplied).
+    """
 
     SAMPLES = "samples"
     EQUAL = "equal"
     SIZE = "size"
     UPDATE = "update"
     HYBRID = "hybrid"
+
+    @property
+    def per_coordinate(self) -> bool:
+        return self in (Weighting.SIZE, Weighting.UPDATE, Weighting.HYBRID)
 
 
 def masked(tensor: Tensor, mask: Tensor | None) -> Tensor:
@@ -112,17 +122,33 @@ def _squared(tensor: Tensor) -> Tensor:
 
 
 def client_weights(scheme: Weighting | str, updates: Sequence[ClientUpdate]) -> list[float]:
-    """Unnormalised weight of each client: samples, 1, sub-model size, update norm, or size x norm."""
+    """Unnormalised weight of each client: its samples, or 1 (per-coordinate schemes have no such weight)."""
     scheme = Weighting(scheme)
+    if scheme.per_coordinate:
+        raise ValueError(f"weighting {scheme.value!r} weighs each coordinate: methods.federated.coordinate_weights")
     if scheme is Weighting.SAMPLES:
         return [float(u.num_samples) for u in updates]
-    if scheme is Weighting.EQUAL:
-        return [1.0] * len(updates)
-    if scheme is Weighting.SIZE:
-        return [float(submodel_size(u)) for u in updates]
-    if scheme is Weighting.UPDATE:
-        return [update_norm(u) for u in updates]
-    return [submodel_size(u) * update_norm(u) for u in updates]
+    return [1.0] * len(updates)
+
+
+@torch.no_grad()
+def aggregate_per_coordinate(global_params: Mapping[str, Tensor], updates: Sequence[ClientUpdate],
+                             weights: Sequence[Mapping[str, Tensor]]) -> tuple[Params, Params]:
+    """`aggregate` with a weight for every client and coordinate (global-shaped, 0 where the client does
+    not contribute): Δ̄ = Σ w·Δ / Σ w where Σ w > 0, else 0 and the value kept."""
+    if len(updates) != len(weights):
+        raise ValueError(f"{len(updates)} updates but {len(weights)} weight sets")
+    new_params: Params = {}
+    mean_update: Params = {}
+    for name, old in global_params.items():
+        numerator = torch.zeros_like(old)
+        denominator = torch.zeros_like(old)
+        for update, weight in zip(updates, weights):
+            mask = None if update.mask is None else update.mask[name]
+            numerator.addcmul_(masked(update.delta[name], mask), weight[name])
+            denominator.add_(weight[name])
+        new_params[name], mean_update[name] = _mean_step(old, numerator, denominator)
+    return new_params, mean_update
 
 
 @torch.no_grad()

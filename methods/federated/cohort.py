@@ -1,9 +1,10 @@
 """Local training of a cohort: G clients whose sub-models have the same shapes, trained together.
 
 Each client follows ``objectives.train_local`` exactly: E epochs, each reshuffled with the
-client's own generator, mini-batches of ``batch_size`` with a ragged last one, cross-entropy
-averaged over the client's batch, the gradient correction, clipping to the client's own norm,
-then SGD with the client's own momentum buffers. Clients with fewer samples take fewer steps:
+client's own generator, mini-batches of ``batch_size`` with a ragged last one (augmented where
+the client augments), cross-entropy over the client's kept logits averaged over its batch, the
+gradient correction, clipping to the client's own norm, then SGD with the client's own momentum
+buffers. Clients with fewer samples take fewer steps:
 once finished, a client neither moves nor decays its momentum. Grouped steps put the active
 clients in one graph, one per batch size among them (batch norm statistics stay per client
 over exactly its batch); otherwise clients go forward and backward one at a time. Either way
@@ -19,6 +20,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from methods.federated.data import ClientData
+from methods.federated.labels import kept_logits, kept_logits_stacked
 from methods.federated.local import LocalResult, LocalSettings
 from methods.federated.stacked_sgd import StackedSGD, clip_per_client_
 from methods.models.stacked import StackedModel
@@ -70,9 +72,9 @@ def train_cohort(model: StackedModel, starts: Sequence[Mapping[str, Tensor]],
         active = [c for c in range(clients) if step < batches[c].steps]
         chosen = {c: batches[c].at(step) for c in active}
         if grouped:
-            grads = _grouped_gradients(model, params, data, chosen, loss_sums)
+            grads = _grouped_gradients(model, params, data, chosen, generators, loss_sums)
         else:
-            grads = _client_gradients(model, leaves, params, data, chosen, loss_sums)
+            grads = _client_gradients(model, leaves, params, data, chosen, generators, loss_sums)
         with torch.no_grad():
             if correction is not None:
                 correction(params, grads)
@@ -93,7 +95,7 @@ def _gradient(parameter: Tensor) -> Tensor:
 
 def _grouped_gradients(model: StackedModel, params: dict[str, Tensor],
                        data: Sequence[ClientData], chosen: dict[int, Tensor],
-                       loss_sums: Tensor) -> dict[str, Tensor]:
+                       generators: Sequence[torch.Generator], loss_sums: Tensor) -> dict[str, Tensor]:
     """One graph per batch size among the active clients (batch norm stays per client)."""
     clients = len(loss_sums)
     by_size: dict[int, list[int]] = {}
@@ -104,9 +106,10 @@ def _grouped_gradients(model: StackedModel, params: dict[str, Tensor],
     for members in by_size.values():
         index = None if len(members) == clients else torch.tensor(members, device=loss_sums.device)
         view = params if index is None else {n: p.index_select(0, index) for n, p in params.items()}
-        x = torch.stack([data[c].x[chosen[c]] for c in members])
-        y = torch.stack([data[c].y[chosen[c]] for c in members])
-        losses = F.cross_entropy(model.grouped_logits(view, x).flatten(0, 1), y.flatten(),
+        inputs, labels = zip(*(data[c].batch(chosen[c], generators[c]) for c in members))
+        x, y = torch.stack(inputs), torch.stack(labels)
+        logits = kept_logits_stacked(model.grouped_logits(view, x), [data[c].classes for c in members])
+        losses = F.cross_entropy(logits.flatten(0, 1), y.flatten(),
                                  reduction="none").view(len(members), -1).mean(dim=1)
         losses.sum().backward()
         with torch.no_grad():
@@ -117,13 +120,15 @@ def _grouped_gradients(model: StackedModel, params: dict[str, Tensor],
 
 def _client_gradients(model: StackedModel, leaves: list[dict[str, Tensor]],
                       params: dict[str, Tensor], data: Sequence[ClientData],
-                      chosen: dict[int, Tensor], loss_sums: Tensor) -> dict[str, Tensor]:
+                      chosen: dict[int, Tensor], generators: Sequence[torch.Generator],
+                      loss_sums: Tensor) -> dict[str, Tensor]:
     """Forward and backward one active client after another; stacked gradients (zero rows for
     the clients that have finished)."""
     for c, batch in chosen.items():
         for leaf in leaves[c].values():
             leaf.grad = None
-        loss = F.cross_entropy(model.client_logits(leaves[c], data[c].x[batch]), data[c].y[batch])
+        x, y = data[c].batch(batch, generators[c])
+        loss = F.cross_entropy(kept_logits(model.client_logits(leaves[c], x), data[c].classes), y)
         loss.backward()
         loss_sums[c] += loss.detach()
     return {name: torch.stack([_gradient(leaves[c][name]) if c in chosen else torch.zeros_like(p[c])

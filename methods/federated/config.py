@@ -7,6 +7,7 @@ from typing import Any
 
 from methods.extraction import ExtractionMode
 from methods.federated.aggregation import Weighting
+from methods.federated.augmentation import AugmentationMode
 from methods.federated.objectives import LocalObjective
 from methods.federated.parts import Choice
 from methods.federated.policies import AllocationPolicy, CapPolicy
@@ -25,7 +26,12 @@ class FederationConfig:
     """Defaults are the HAS-FL paper's CIFAR-10 protocol (§4.1).
 
     ``policy``, ``objective`` and ``round_hook`` are the method's parts, each with its own
-    settings (`methods.federated.parts`). ``client_execution`` "batched" trains a round's
+    settings (`methods.federated.parts`). ``label_split``: a client's loss keeps only the logits of
+    the labels it holds, and it contributes only their output-layer rows (`methods.federated.labels`,
+    `methods.federated.coordinate_weights`); ``count_weighted``: one-dimensional tensors and the
+    output layer are averaged with weights that count each coordinate's updates (the FedRolex
+    reference's server); ``augmentation``: what a client does to each training mini-batch
+    (`methods.federated.augmentation`). ``client_execution`` "batched" trains a round's
     same-shape sub-models together where the model family offers a stacked form; "sequential"
     trains one client after another (the reference). Both follow the same per-client
     arithmetic; numbers agree up to float reduction order, so the choice is part of the run's key.
@@ -43,6 +49,9 @@ class FederationConfig:
     clip_norm: float | None = 10.0
     extraction: str = "prefix"
     weighting: str = "samples"
+    label_split: bool = False
+    count_weighted: bool = False
+    augmentation: str = "none"
     eval_every: int = 1
     eval_batch_size: int = 256
     client_execution: str = "batched"
@@ -53,6 +62,7 @@ class FederationConfig:
     def __post_init__(self) -> None:
         ExtractionMode(self.extraction)
         Weighting(self.weighting)
+        AugmentationMode(self.augmentation)
         ClientExecution(self.client_execution)
         for role, base in (("policy", AllocationPolicy), ("objective", LocalObjective), ("round_hook", RoundHook)):
             choice = getattr(self, role)
@@ -70,3 +80,8 @@ class FederationConfig:
         for role in ("policy", "objective", "round_hook"):
             data[role] = None if data[role] is None else data[role].describe()
         return data
+
+    @property
+    def weighs_per_coordinate(self) -> bool:
+        """Whether a client's weight in aggregation differs from coordinate to coordinate."""
+        return Weighting(self.weighting).per_coordinate or self.count_weighted or self.label_split

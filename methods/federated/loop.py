@@ -10,8 +10,10 @@ import torch
 from torch import Tensor, nn
 
 from methods.extraction import ExtractionMode
-from methods.federated.aggregation import ClientUpdate, aggregate, client_weights
+from methods.federated.aggregation import ClientUpdate, aggregate, aggregate_per_coordinate, client_weights
+from methods.federated.augmentation import AugmentationMode, CropFlip
 from methods.federated.config import FederationConfig
+from methods.federated.coordinate_weights import CoordinateWeights
 from methods.federated.coverage import CoverageTracker
 from methods.federated.data import FederatedDataset
 from methods.federated.evaluation import evaluate
@@ -82,6 +84,12 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
         raise ValueError(f"num_clients={cfg.num_clients} but {len(caps)} caps and "
                          f"{len(data.clients)} client datasets")
     data = data.to(device)
+    if cfg.label_split:
+        data.clients = [client.holding_own_labels(data.num_classes) for client in data.clients]
+    if AugmentationMode(cfg.augmentation) is AugmentationMode.CROP_FLIP:
+        if data.blank is None:
+            raise ValueError("crop_flip augmentation pads images, but the data set gives no blank pixel")
+        data.clients = [client.augmented(CropFlip(data.blank)) for client in data.clients]
     model = initial_model(family, seed, device)
     global_params = _copies(model)
     initial = {name: t.clone() for name, t in global_params.items()}
@@ -95,7 +103,9 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
     tracker = CoverageTracker(family, global_params)
     modules = ModuleCache(family, device)
     modules.put(family.groups, model)  # its parameters are overwritten before every use, as a built one's
-    random_extraction = ExtractionMode(cfg.extraction) is ExtractionMode.RANDOM
+    random_extraction = ExtractionMode(cfg.extraction).is_random
+    coordinate_weights = (CoordinateWeights(family, global_params, cfg.weighting, cfg.count_weighted, cfg.label_split)
+                          if cfg.weighs_per_coordinate else None)
     history: list[RoundRecord] = []
     client_widths: list[list[tuple[int, float]]] = [[] for _ in range(cfg.num_clients)]
     diverged_round: int | None = None
@@ -140,8 +150,11 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
         # an update's float64 norm is finite exactly when all its values are (no overflow)
         nonfinite = any(results[i].nonfinite for i in sampled) or not all(map(math.isfinite, norms))
         objective.end_round()
-        global_params, mean_update = aggregate(global_params, updates,
-                                               client_weights(cfg.weighting, updates))
+        if coordinate_weights is None:
+            global_params, mean_update = aggregate(global_params, updates, client_weights(cfg.weighting, updates))
+        else:
+            weights = coordinate_weights.round_weights(updates, {i: data.clients[i].classes for i in sampled})
+            global_params, mean_update = aggregate_per_coordinate(global_params, updates, weights)
         diverged = nonfinite or not _all_finite(global_params)
         if not diverged:
             policy.observe(t, updates, mean_update)

@@ -17,6 +17,7 @@ from torch import Tensor, nn
 
 from methods.federated.cohort import train_cohort
 from methods.federated.data import ClientData
+from methods.federated.labels import kept_logits
 from methods.federated.local import LocalResult, LocalSettings
 from methods.federated.parts import Part, Settings
 from methods.federated.submodel import Params, SubmodelView, load_params
@@ -48,7 +49,8 @@ def _add_to_grad(parameter: nn.Parameter, value: Tensor) -> None:
 def train_local(model: nn.Module, start: Mapping[str, Tensor], data: ClientData,
                 settings: LocalSettings, generator: torch.Generator,
                 correction: GradCorrection | None = None) -> LocalResult:
-    """K = E x ceil(n / batch) SGD steps of cross-entropy from ``start``.
+    """K = E x ceil(n / batch) SGD steps of cross-entropy from ``start`` (over the logits of the
+    client's ``classes`` where it has them, on its augmented batches where it augments).
 
     Every epoch reshuffles with ``generator`` (CPU). ``correction`` edits the gradients after
     backward and before clipping. Losses are summed on the device and checked once at the end.
@@ -66,7 +68,8 @@ def train_local(model: nn.Module, start: Mapping[str, Tensor], data: ClientData,
         order = torch.randperm(n, generator=generator).to(device)
         for batch in order.split(settings.batch_size):
             optimizer.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(model(data.x[batch]), data.y[batch])
+            x, y = data.batch(batch, generator)
+            loss = F.cross_entropy(kept_logits(model(x), data.classes), y)
             loss.backward()
             if correction is not None:
                 correction(params)

@@ -105,6 +105,27 @@ class CapPolicy(AllocationPolicy):
         return {int(i): float(self.caps[i]) for i in sampled}
 
 
+class DynamicCapPolicy(AllocationPolicy):
+    """HeteroFL's and FedRolex's "dynamic" model split (their reference code's ``dynamic`` mode): every
+    round each sampled client trains at a width drawn anew, uniformly from the run's caps, i.e. from the
+    tiers in the shares the caps assignment gives them (in equal shares: each of k tiers with
+    probability 1/k when k divides the clients). A client's own cap plays no part."""
+
+    static = True
+
+    @classmethod
+    def from_context(cls, context: PolicyContext) -> DynamicCapPolicy:
+        return cls(context.caps, context.seed)
+
+    def __init__(self, caps: np.ndarray, seed: int) -> None:
+        self.caps = np.asarray(caps, dtype=np.float64)
+        self.seed = seed
+
+    def widths(self, round_index: int, sampled: Sequence[int]) -> dict[int, float]:
+        drawn = numpy_rng(self.seed, "dynamic_caps", round_index).integers(len(self.caps), size=len(sampled))
+        return {int(i): float(self.caps[d]) for i, d in zip(sampled, drawn)}
+
+
 class UniformPolicy(AllocationPolicy):
     """p_i = min(width, cap_i) for every client and round (the paper's Uniform, width 0.5)."""
 

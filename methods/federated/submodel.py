@@ -32,7 +32,7 @@ class SubmodelView:
         if width >= 1.0:
             return cls(family, global_params, None)
         return cls(family, global_params,
-                   select_units(family.groups, width, mode, round_index, generator))
+                   select_units(family.groups, width, mode, round_index, generator, family.ties))
 
     @property
     def is_full(self) -> bool:

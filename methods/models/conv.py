@@ -55,6 +55,8 @@ class ConvFamily(SliceableFamily):
     times 1/p in training) is omitted: with batch norm directly after every conv it cancels.
     """
 
+    output_layer = ("classifier.weight", "classifier.bias")
+
     def __init__(self, in_channels: int, num_classes: int, hidden: Sequence[int]) -> None:
         if not hidden:
             raise ValueError("hidden must list at least one block width")

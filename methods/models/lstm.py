@@ -56,6 +56,8 @@ class CharLSTMFamily(SliceableFamily):
     layers share one nn.LSTM, so every layer must keep the same number of units.
     """
 
+    output_layer = ("head.weight", "head.bias")
+
     def __init__(self, vocab_size: int = 95, embed_dim: int = 8, hidden: int = 256,
                  num_layers: int = 2) -> None:
         self.vocab_size = vocab_size

@@ -90,14 +90,25 @@ def inner_group(stage: int, block: int) -> str:
     return f"stage{stage}.block{block}.inner"
 
 
-class PreResNet18Family(SliceableFamily):
-    """Width-sliceable PreResNet18; one group per stage's residual stream, one per block's inner channels.
+def output_group(stage: int, block: int) -> str:
+    return f"stage{stage}.block{block}.out"
 
-    Identity shortcuts add a block's input to its output channel by channel, so all
-    channels of a stage's residual stream (stem output included for stage 0) form one group
-    "stage{i}"; each block's first-conv output is its own group "stage{i}.block{j}.inner".
+
+STEM_GROUP = "stage0.stem"
+
+
+class PreResNet18Family(SliceableFamily):
+    """Width-sliceable PreResNet18: one group per conv's output channels.
+
+    Groups: the stem's output ``stage0.stem``, each block's second conv (and projection shortcut) output
+    ``stage{i}.block{j}.out``, each block's first conv output ``stage{i}.block{j}.inner``. An identity
+    shortcut adds a block's input to its output channel by channel, so the stem and stage 0's block
+    outputs, and in each later stage its two block outputs, are tied (``ties``): one width each, and
+    a sub-model that selects them alike (prefix, rolling window, `random_consistent`) adds the same global
+    unit on both sides of every shortcut, while one that draws each conv's channels apart (`random`,
+    as the FedRolex reference's Federated Dropout does) adds different ones.
     The stem sees all input channels; the classifier keeps all class rows and its full
-    bias, only its input columns (stage3) are sliced. Batch norm is affine with cumulative
+    bias, only its input columns are sliced. Batch norm is affine with cumulative
     running statistics (``momentum=None``) that are buffers, never federated state; rebuild
     them with ``calibrate_batchnorm`` (methods.models.batchnorm) before evaluation.
 
@@ -107,6 +118,8 @@ class PreResNet18Family(SliceableFamily):
     batch norm cancels (up to its eps) both with batch statistics and with statistics
     calibrated on the same activations.
     """
+
+    output_layer = ("classifier.weight", "classifier.bias")
 
     def __init__(self, in_channels: int = 3, num_classes: int = 10,
                  hidden: Sequence[int] = (64, 128, 256, 512)) -> None:
@@ -118,15 +131,22 @@ class PreResNet18Family(SliceableFamily):
         self.num_classes = num_classes
         self.hidden = tuple(int(h) for h in hidden)
         self.groups = {}
+        ties = []
+        # a stage's stream groups before its inner ones: one draw per tie takes the order one
+        # group per stream took
         for i, width in enumerate(self.hidden):
-            self.groups[f"stage{i}"] = width
+            stream = ([STEM_GROUP] if i == 0 else []) + [output_group(i, j) for j in range(BLOCKS_PER_STAGE)]
+            for group in stream:
+                self.groups[group] = width
             for j in range(BLOCKS_PER_STAGE):
                 self.groups[inner_group(i, j)] = width
+            ties.append(tuple(stream))
+        self.ties = tuple(ties)
 
     def build(self, sizes: Mapping[str, int] | None = None, *,
               generator: torch.Generator | None = None) -> nn.Module:
         sizes = self.check_sizes(sizes)
-        stages = [sizes[f"stage{i}"] for i in range(len(self.hidden))]
+        stages = [sizes[output_group(i, 0)] for i in range(len(self.hidden))]
         inner = [[sizes[inner_group(i, j)] for j in range(BLOCKS_PER_STAGE)]
                  for i in range(len(self.hidden))]
         model = PreResNet18(self.in_channels, self.num_classes, stages, inner)
@@ -135,22 +155,22 @@ class PreResNet18Family(SliceableFamily):
         return model
 
     def param_axes(self) -> dict[str, tuple[Axis | None, ...]]:
-        axes: dict[str, tuple[Axis | None, ...]] = {"stem.weight": (Axis("stage0"), None, None, None)}
-        previous = Axis("stage0")
+        axes: dict[str, tuple[Axis | None, ...]] = {"stem.weight": (Axis(STEM_GROUP), None, None, None)}
+        previous = Axis(STEM_GROUP)
         for i in range(len(self.hidden)):
-            stage = Axis(f"stage{i}")
             for j in range(BLOCKS_PER_STAGE):
                 inner = Axis(inner_group(i, j))
+                out = Axis(output_group(i, j))
                 prefix = f"stages.{i}.{j}"
                 axes[f"{prefix}.bn1.weight"] = (previous,)
                 axes[f"{prefix}.bn1.bias"] = (previous,)
                 axes[f"{prefix}.conv1.weight"] = (inner, previous, None, None)
                 axes[f"{prefix}.bn2.weight"] = (inner,)
                 axes[f"{prefix}.bn2.bias"] = (inner,)
-                axes[f"{prefix}.conv2.weight"] = (stage, inner, None, None)
+                axes[f"{prefix}.conv2.weight"] = (out, inner, None, None)
                 if j == 0 and i > 0:
-                    axes[f"{prefix}.shortcut.weight"] = (stage, previous, None, None)
-                previous = stage
+                    axes[f"{prefix}.shortcut.weight"] = (out, previous, None, None)
+                previous = out
         axes["bn.weight"] = (previous,)
         axes["bn.bias"] = (previous,)
         axes["classifier.weight"] = (None, previous)

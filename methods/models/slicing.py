@@ -35,9 +35,16 @@ UnitSelection = dict[str, Tensor]
 
 
 class SliceableFamily(ABC):
-    """A model architecture whose hidden widths can be sliced unit group by unit group."""
+    """A model architecture whose hidden widths can be sliced unit group by unit group.
+
+    ``ties``: sets of groups whose units an identity shortcut adds one to one, so a sub-model whose
+    selections of them differ adds different global units (the groups of a tie have one size).
+    ``output_layer``: the parameters whose first dim is the classes (for a label split).
+    """
 
     groups: dict[str, int]
+    ties: tuple[tuple[str, ...], ...] = ()
+    output_layer: tuple[str, ...] = ()
 
     @abstractmethod
     def build(self, sizes: Mapping[str, int] | None = None, *,
@@ -66,6 +73,10 @@ class SliceableFamily(ABC):
         for group, size in sizes.items():
             if not 1 <= size <= self.groups[group]:
                 raise ValueError(f"group {group!r}: size {size} outside [1, {self.groups[group]}]")
+        for tie in self.ties:
+            if len({sizes[group] for group in tie}) > 1:
+                raise ValueError(f"groups {', '.join(tie)} are tied by identity shortcuts but have sizes "
+                                 f"{[sizes[group] for group in tie]}")
         return {group: int(sizes[group]) for group in self.groups}
 
     def sizes_of(self, selection: Mapping[str, Tensor]) -> dict[str, int]:
