@@ -150,6 +150,15 @@ def label_distribution(labels: np.ndarray, num_classes: int) -> np.ndarray:
     return counts / total if total > 0 else np.full(num_classes, np.nan)
 
 
+def majority_accuracy(labels: np.ndarray) -> float:
+    """The accuracy (%) on ``labels`` of the best constant prediction, their most frequent label: chance for
+    a classifier evaluated on them."""
+    labels = np.asarray(labels, dtype=np.int64)
+    if len(labels) == 0:
+        raise ValueError("no labels: the majority accuracy of an empty set is undefined")
+    return float(100.0 * np.bincount(labels).max() / len(labels))
+
+
 def tv_distance(p: np.ndarray, q: np.ndarray) -> float:
     """Total variation distance 0.5 * sum |p - q|."""
     return float(0.5 * np.abs(np.asarray(p, dtype=np.float64) - np.asarray(q, dtype=np.float64)).sum())

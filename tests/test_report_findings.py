@@ -7,7 +7,7 @@ from harness.pipeline import Outcome
 from harness.report.findings import findings, profiles_that_ran
 from harness.report.markdown import _Report
 from harness.settings import Settings
-from harness.verdicts.levels import Level, level_reader
+from harness.verdicts.levels import Level, Measured, level_reader
 from harness.verdicts.verify import Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +39,7 @@ def test_findings_group_verdicts_by_evidence_level() -> None:
     verdicts = [_verdict(ORDER, "standard", "FAIL", "FedRolex 17.3 < HeteroFL 20.9"),
                 _verdict(ABLATION, "standard", "INCONCLUSIVE"), _verdict(RULE, "standard", "PASS"),
                 _verdict(TABLE4, "standard", "PASS")]
-    learned = {("hasfl-cifar10", "hasfl", "standard"): 60.0}  # (60 - 10) / (74.5 - 10) = 0.78 of the paper's gain
+    learned = {("hasfl-cifar10", "hasfl", "standard"): Measured(60.0, 10.0)}  # (60 - 10) / (74.5 - 10) = 0.78
     text = _findings(verdicts, ["standard"], learned)
     hasfl = text.split("### Capacity Confounds")[1]
     assert "where the models learn: 1 PASS, 1 undecided" in hasfl, "the analytic rule is counted apart"
@@ -47,13 +47,13 @@ def test_findings_group_verdicts_by_evidence_level() -> None:
     assert "Reproduced where the models learn:" in hasfl and f"[`{TABLE4}`]" in hasfl
     assert "What this scale cannot decide" in hasfl and f"[`{ABLATION}`]" in hasfl
     fedrolex = text.split("### FedRolex")[1].split("###")[0]
-    assert "Fails where the models barely learn (cannot count as a non-reproduction by itself):" in fedrolex
-    assert "FedRolex 17.3 < HeteroFL 20.9" in fedrolex and "the paper states no accuracy" in fedrolex
+    assert "Fails where no learning level could be read:" in fedrolex
+    assert "FedRolex 17.3 < HeteroFL 20.9" in fedrolex and "FedRolex, L=2, was not measured" in fedrolex
 
 
 def test_a_relation_tested_where_the_models_barely_learn_is_weak() -> None:
     verdicts = [_verdict(TABLE4, "standard", "PASS")]
-    barely = {("hasfl-cifar10", "hasfl", "standard"): 21.7}  # (21.7 - 10) / 64.5 = 0.18
+    barely = {("hasfl-cifar10", "hasfl", "standard"): Measured(21.7, 10.0)}  # (21.7 - 10) / 64.5 = 0.18
     text = _findings(verdicts, ["standard"], barely)
     assert "Holds where the models barely learn (weak evidence" in text and "learning level 0.18" in text
     assert "Reproduced where the models learn" not in text
@@ -134,4 +134,4 @@ def test_the_digest_shows_a_verdict_that_seeds_added_until_decided_changed_besid
     text = "\n".join(digest(CATALOG, verdicts, _levels(verdicts), ["smoke", "learning"], lambda claim: f"#{claim}",
                             sequential={(central, "learning"): changed, (central, "smoke"): kept}))
     (row,) = [line for line in text.splitlines() if f"#{central}" in line]
-    assert "| undecided, weak | undecided, weak; PASS at 6 seeds (sequential) |" in row
+    assert "| undecided, no level | undecided, no level; PASS at 6 seeds (sequential) |" in row

@@ -57,6 +57,9 @@ class Metric:
     learned: bool = True
     """False for a measured cost of a real pipeline (a time, an energy, a saved fraction): it
     depends on the machine, not on how far the models learned, so no learning level applies."""
+    independent: bool = False
+    """The value does not depend on how well the models learn (a coverage, the widths a policy allocated,
+    an upload's size): a claim on it carries no learning level."""
     smallest_effect: float | None = None
     """The smallest difference in this metric that is evidence of an ordering (in its unit): a
     claim that A is above B resting on less is reported as weak evidence."""
@@ -126,25 +129,30 @@ so their records are the same at every profile that resolves to the same config.
 
 
 def classified(metrics: Mapping[str, Metric], structural: tuple[str, ...] = (), costs: tuple[str, ...] = (),
-               smallest_effects: Mapping[str, float] | None = None) -> dict[str, Metric]:
-    """A kind's metrics with the named ones marked structural, as costs (not learned) or with
-    their smallest effect of interest (one table per kind instead of a flag in every entry)."""
-    unknown = (set(structural) | set(costs) | set(smallest_effects or {})) - set(metrics)
+               smallest_effects: Mapping[str, float] | None = None,
+               independent: tuple[str, ...] = ()) -> dict[str, Metric]:
+    """A kind's metrics with the named ones marked structural, as costs (not learned), independent of
+    learning or with their smallest effect of interest (one table per kind instead of a flag in every entry)."""
+    unknown = (set(structural) | set(costs) | set(smallest_effects or {}) | set(independent)) - set(metrics)
     if unknown:
         raise KeyError(f"no such metrics: {sorted(unknown)}")
     return {name: replace(metric, structural=metric.structural or name in structural,
                           learned=metric.learned and name not in costs,
+                          independent=metric.independent or name in independent,
                           smallest_effect=(smallest_effects or {}).get(name, metric.smallest_effect))
             for name, metric in metrics.items()}
 
 
 @dataclass(frozen=True)
 class Learning:
-    """How far a kind's models learned: the metric read as accuracy (in %) and the accuracy of a
-    uniform guess, from a run's resolved config (`harness.verdicts.levels`)."""
+    """How far a kind's models learned (`harness.verdicts.levels`): the metric read as accuracy (in %),
+    the record field holding chance on the run's test set (the accuracy of its most frequent label, the
+    best constant prediction), and a uniform guess from the resolved config for records without it."""
 
     metric: str
     chance: Callable[[Mapping[str, Any]], float]
+    """The accuracy of a uniform guess (100 / classes), from a run's resolved config."""
+    majority: str = "majority_accuracy"
 
 
 @dataclass(frozen=True)

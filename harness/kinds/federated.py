@@ -276,6 +276,9 @@ FEDERATED_TRAINING = ExperimentKind(
         "allocation_mean_highest": Metric("highest mean allocation over the clients across adaptation steps "
                                           "(HAS-FL)", adaptation.allocation_mean_highest),
     }, structural=("changed_outside_union", "chance_accuracy"),
+        independent=("mean_capacity", "never_covered_fraction", "unit_count_cv", "compute_reduction",
+                     "upload_reduction", "final_untrained_unit_fraction", "allocation_mean_lowest",
+                     "allocation_mean_highest"),
         smallest_effects={**dict.fromkeys(("final_accuracy", "best_accuracy", "end_accuracy", "peak_to_end_drop",
                                            "peak_to_final_drop", "accuracy_above_chance"), ACCURACY_POINTS),
                           **dict.fromkeys(("final_loss", "min_loss", "end_loss", "loss_rise_after_min"), LOSS_NATS)}),

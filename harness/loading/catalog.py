@@ -377,6 +377,13 @@ def _check_spec(spec: ExperimentSpec, doc: Document, kind: ExperimentKind, probl
             if variant not in spec.variants:
                 problems.append(doc.problem(("profiles", profile_name, "variant_overrides", variant),
                                             f"unknown variant {variant!r}{did_you_mean(variant, spec.variants)}"))
+    if spec.reference is not None:
+        if spec.reference.variant not in spec.variants:
+            problems.append(doc.problem(("reference", "variant"), f"unknown variant {spec.reference.variant!r}"
+                                        f"{did_you_mean(spec.reference.variant, spec.variants)}"))
+        if kind.learning is None:
+            problems.append(doc.problem(("reference",), f"kind {kind.name!r} measures no accuracy to read a "
+                                                        "learning level from"))
     for index, figure in enumerate(spec.figures):
         if figure.plot not in kind.plots:
             problems.append(doc.problem(("figures", index, "plot"),

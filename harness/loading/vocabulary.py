@@ -188,7 +188,8 @@ def render() -> str:
     lines += [f"- {rule}" for rule in design_rule.RULES]
     lines += ["", "## Experiment kinds", ""]
     for name, kind in registered_kinds(PROJECT).items():
-        learning = (f" Learning level read by `{kind.learning.metric}` against the paper's accuracy "
+        learning = (f" Learning level read by `{kind.learning.metric}` of the spec's `reference` variant against the "
+                    f"paper's accuracy, chance from each record's `{kind.learning.majority}` "
                     "(`harness.verdicts.levels`)." if kind.learning else "")
         lines += [f"### `{name}`", "", kind.description, "",
                   f"Runner: `{kind.runner}`. Evidence: {kind.evidence}.{learning}", "", "Metrics:", ""]

@@ -59,7 +59,7 @@ def _status_cell(verdict, level: Level | None) -> str:
         return "—"
     if verdict.status == "SKIPPED":
         return "no data here" if verdict.data_unavailable else "—"
-    grade = {"learned": "", "weak": ", weak"}.get(level.group if level else "", "")
+    grade = {"learned": "", "weak": ", weak", "unleveled": ", no level"}.get(level.group if level else "", "")
     return f"{SHORT_STATUS[verdict.status]}{grade}"
 
 
@@ -94,6 +94,10 @@ def counts_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> str:
 
     parts = [f"where the models learn: {tally(groups.get('learned', Counter()))}",
              f"barely learn (weak): {tally(groups.get('weak', Counter()))}"]
+    if "unleveled" in groups:
+        parts.append(f"no learning level: {tally(groups['unleveled'])}")
+    if "independent" in groups:
+        parts.append(f"independent of learning: {tally(groups['independent'])}")
     if "cost" in groups:
         parts.append(f"costs: {tally(groups['cost'])}")
     analytic = groups.get("analytic", Counter())

@@ -79,7 +79,7 @@ def _row(catalog: Catalog, verdict, level: Level, link) -> str:
     loaded = catalog.claim(verdict.claim)
     return (f"- [`{verdict.claim}`]({link(verdict.claim)}): {_short(loaded.claim.statement, 110)} Observed: "
             f"{_short(verdict.observed, 180) or '—'}; {tested_and_paper(catalog, verdict.claim, verdict.profile)}"
-            f" — {level.text}")
+            f" — {level.text}" + (f". Whose FAIL: {level.attribution}" if level.attribution else ""))
 
 
 def _needed(verdict) -> str:
@@ -116,6 +116,10 @@ SECTIONS = (
     ("learned", "FAIL", "Did not reproduce where the models learn:"),
     ("weak", "PASS", "Holds where the models barely learn (weak evidence, not a reproduction by itself):"),
     ("weak", "FAIL", "Fails where the models barely learn (cannot count as a non-reproduction by itself):"),
+    ("unleveled", "PASS", "Holds where no learning level could be read:"),
+    ("unleveled", "FAIL", "Fails where no learning level could be read:"),
+    ("independent", "PASS", "Quantities independent of learning that hold:"),
+    ("independent", "FAIL", "Quantities independent of learning that do not:"),
     ("cost", "PASS", "Measured costs that hold:"),
     ("cost", "FAIL", "Measured costs that do not:"),
     ("analytic", "FAIL", "Analytic or structural checks that fail:"),

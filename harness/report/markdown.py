@@ -130,10 +130,12 @@ class _Report:
                 runs, seconds = self._compute({v.experiment for v in verdicts}, profile)
                 lines.append(f"| {paper} | {profile} | " + " | ".join(short(by_group[g]) for g in GROUPS)
                              + f" | {len(verdicts) - len(decided)} | {fragile} | {runs} | {seconds:.0f} |")
-        lines += ["", "Groups by evidence level (`harness.verdicts.levels`): *learned* where the claim's reference "
-                  "variant reached at least half of the paper's gain over chance; *weak* where the models barely "
-                  "learn, no level could be read, or the effect is below its metric's smallest of interest; *cost* "
-                  "measured costs of real pipelines; *analytic* rules, counts, coverages and exact algebra; "
+        lines += ["", "Groups by evidence level (`harness.verdicts.levels`): *learned* where the experiment's reference"
+                  " (the paper's main method, declared in its spec) reached at least half of the paper's gain over "
+                  "chance; *weak* where the models barely learn or the effect is below its metric's smallest of "
+                  "interest; *unleveled* where no level could be read; *independent* quantities that do not depend "
+                  "on how well the models learn (coverages, allocated widths, upload sizes); *cost* measured costs "
+                  "of real pipelines; *analytic* rules, counts, coverages and exact algebra; "
                   "*diagnostic* labelled measurements. Compute is the sum of the run times recorded in the store "
                   "(single-threaded runs; `fedclaims report` runs one worker per core). A verdict is *fragile* when "
                   "its statistics lie nearer another verdict than 99% of the moves the drift measured across numerics "
@@ -257,7 +259,7 @@ class _Report:
                 lines.append(f"| {profile} | {cell(v.expectation)} "
                              f"({cell(tested_and_paper(self.catalog, claim, profile))}) "
                              f"| {cell(v.observed) or '—'} | {ICONS[v.status]} "
-                             f"| {'—' if v.status == 'SKIPPED' else f'{level.group}: {cell(level.text)}'} "
+                             f"| {'—' if v.status == 'SKIPPED' else self._level_cell(level)} "
                              f"| {cell(margin_cell(v, self.baselines))} | {cell(v.reason)} |")
         if loaded.note:
             lines += ["", f"Note: {cell(loaded.note)}"]
@@ -293,6 +295,11 @@ class _Report:
                 lines += ["Departures from the paper and choices where it is silent:", ""]
                 lines += [f"- {cell(d)}" for d in spec.departures] + [""]
         return lines
+
+    @staticmethod
+    def _level_cell(level) -> str:
+        whose = f"; whose FAIL: {level.attribution}" if level.attribution else ""
+        return f"{level.group}: {cell(level.text + whose)}"
 
     def runs(self) -> list[str]:
         lines = ["# Runs behind REPORT.md", "", "Back to [REPORT.md](../REPORT.md).", "",
@@ -403,8 +410,8 @@ def write_report(outcome: Outcome, settings: Settings, report_path: Path) -> tup
                "archived": outcome.archived,
                "verdicts": [{**v.to_dict(), "level": report.levels[(v.claim, v.profile)].to_dict()}
                             for v in outcome.verdicts],
-               "accuracies": [{"experiment": e, "variant": v, "profile": p, "mean": a}
-                              for (e, v, p), a in sorted(report.accuracies.items())],
+               "accuracies": [{"experiment": e, "variant": v, "profile": p, "mean": m.accuracy, "chance": m.chance}
+                              for (e, v, p), m in sorted(report.accuracies.items())],
                "studies": study_dicts(readings),
                "runs": runs + outcome.archived_runs}
     json_path.write_text(json.dumps(json_safe(payload), indent=1, allow_nan=False) + "\n", encoding="utf-8")

@@ -30,6 +30,7 @@ from methods.partition import (
     dirichlet_partition,
     iid_partition,
     label_restricted_partition,
+    majority_accuracy,
     shard_partition,
     subsample_per_client,
 )
@@ -251,6 +252,7 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
     record["tv_distance"] = [float(t) for t in tv]
     record["client_sizes"] = [len(c) for c in federated.clients]
     record["test_size"] = len(federated.test)
+    record["majority_accuracy"] = majority_accuracy(federated.test.y.cpu().numpy())
     record["num_classes"] = federated.num_classes
     record["data_fingerprint"] = fingerprint
     return record

@@ -47,7 +47,7 @@ from methods.fedhenet.backbones import Backbone, WeightsUnavailable, get_backbon
 from methods.fedhenet.baselines import LinearFLConfig, LinearFLResult, exchanged_bytes, run_linear_fl
 from methods.fedhenet.pipeline import fedhenet_from_images, linear_fl_from_images
 from methods.fedhenet.protocol import run_fedhenet
-from methods.partition import dirichlet_partition, iid_partition, one_class_per_client
+from methods.partition import dirichlet_partition, iid_partition, majority_accuracy, one_class_per_client
 from methods.seeding import setup_seed
 
 
@@ -327,7 +327,8 @@ def run(config: Config, seed: int, context: RunContext) -> dict:
     record: dict = {
         "method": config.method, "encrypted": config.encrypted, "num_clients": config.num_clients,
         "pipeline": config.pipeline, "num_classes": data.num_classes, "train_size": int(len(data.train_y)),
-        "test_size": int(len(data.test_y)), "client_size_min": int(min(sizes)), "client_size_max": int(max(sizes)),
+        "test_size": int(len(data.test_y)), "majority_accuracy": majority_accuracy(data.test_y),
+        "client_size_min": int(min(sizes)), "client_size_max": int(max(sizes)),
         "data_fingerprint": data.fingerprint,
     }
     pipeline = _on_cached_features if config.pipeline == "cached_features" else _from_images

@@ -44,6 +44,18 @@ class PaperScale(StrictModel):
     note: str = ""
 
 
+class LearningReference(StrictModel):
+    """The paper's main method of an experiment and the accuracy the paper gives it: every accuracy-dependent
+    verdict of the experiment at a profile reads its learning level on this variant's measured accuracy there
+    (`harness.verdicts.levels`), never on an ablation or a baseline that collapses."""
+
+    variant: Identifier
+    accuracy: float = Field(gt=0.0, le=100.0)
+    """The paper's accuracy of the variant, in %."""
+    source: str = Field(min_length=1)
+    """Where the paper states it (table, row and setting)."""
+
+
 class Study(StrictModel):
     """Claims observed at every point of one config axis, on top of a base profile.
 
@@ -87,6 +99,8 @@ class ExperimentSpec(StrictModel):
     adopted: list[str] = Field(default_factory=list)
     """What the experiment takes from the authors' public code that the paper does not state, each with
     the setting that gives it."""
+    reference: LearningReference | None = None
+    """The variant whose accuracy against the paper's says how far the experiment's models learned."""
     config: dict[str, Any] = Field(default_factory=dict)
     variants: dict[Identifier, Variant] = Field(min_length=1)
     profiles: dict[Identifier, Profile] = Field(min_length=1)

@@ -1,44 +1,59 @@
 """How much a verdict could see: how far its models learned against the paper's, and whether the
 effect it rests on is of a size that matters.
 
-**Learning level.** For a variant with an accuracy the paper states (its own accuracy claims'
-`paper` expectation), level = (measured − chance) / (paper − chance): the share of the paper's
-gain over a uniform guess that the run reached (chance = 100 / classes, from the kind's
-`Learning` declaration). A claim's level is that of its reference variant: among the variants it
-reads that were measured and whose accuracy the paper states, the one the paper puts highest (a
-variant that collapses in the paper may be what the claim is about, and would flatter the level),
-else the same choice over its experiment's variants.
+**Learning level.** An experiment's spec declares its reference (`reference:` the paper's main method of
+that experiment, with the paper's accuracy and where the paper states it). At a profile, level =
+(measured − chance) / (paper − chance) for the reference variant's accuracy there: the share of the
+paper's gain over chance that the runs reached. Chance is the best constant predictor's accuracy on the
+run's test set (its most frequent label), which each record carries (`Learning.majority`); where the
+records are not here (a profile re-verified from archived observations), a uniform guess stands in and
+the level says so. Every accuracy-dependent verdict of the experiment at that profile reads that one
+level, whichever variants it compares: an ablation or a collapsed baseline is never the reference.
 
 **Groups.** Every verdict falls in one:
 
 - `learned`: an empirical claim tested where the models reached at least `LEARNED` (half) of the
   paper's gain over chance, on an effect no smaller than its metric's smallest effect of interest;
-- `weak`: an empirical claim tested where the models barely learn (level below `LEARNED`, or no
-  level could be read), or whose ordering rests on less than the smallest effect of interest: a
-  PASS there is weak evidence and a FAIL cannot count as a non-reproduction by itself;
+- `weak`: an empirical claim tested where the models barely learn (level below `LEARNED`), or whose
+  ordering rests on less than the smallest effect of interest: a PASS there is weak evidence and a
+  FAIL cannot count as a non-reproduction by itself;
+- `unleveled`: an accuracy-dependent claim whose level could not be read (the spec declares no
+  reference, or its reference was not measured at the profile): neither learned nor weak;
+- `independent`: an empirical quantity that does not depend on how well the models learn (a
+  coverage, the widths a policy allocated, an upload's size): no learning level applies;
 - `cost`: an empirical measurement of a real pipeline's cost (a time, an energy), where no
   learning level applies;
 - `analytic`: analytic and structural checks (a kind that trains nothing, or a metric fixed by
   the protocol's structure or exact algebra);
 - `diagnostic`: labelled measurements that are not the paper's claims (roles `diagnostic` and `probe`).
+
+A FAIL carries an attribution where the level explains it: below `LEARNED` it is the scale's (the
+models at that profile are too far from the paper's to tell); otherwise it is left unexplained here.
 """
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from harness.kinds.evaluations import MissingValue
 from harness.loading.catalog import Catalog
-from harness.schema import claim as schema
 
 LEARNED = 0.5
 """The learning level (share of the paper's gain over chance) from which the models count as learning."""
-ACCURACY_METRICS = ("end_accuracy", "final_accuracy", "best_accuracy", "accuracy")
-GROUPS = ("learned", "weak", "cost", "analytic", "diagnostic")
+GROUPS = ("learned", "weak", "unleveled", "independent", "cost", "analytic", "diagnostic")
 
-Accuracies = Mapping[tuple[str, str, str], float]
-"""(experiment, variant, profile) -> mean accuracy (%) over the seeds."""
+
+@dataclass(frozen=True)
+class Measured:
+    """A variant's mean accuracy (%) over a profile's seeds and chance on its test sets (None: not recorded)."""
+
+    accuracy: float
+    chance: float | None = None
+
+
+Accuracies = Mapping[tuple[str, str, str], Measured]
+"""(experiment, variant, profile) -> what was measured."""
 
 
 @dataclass(frozen=True)
@@ -49,28 +64,16 @@ class Level:
     fraction: float | None = None
     """The learning level (None where it does not apply or could not be read)."""
     text: str = ""
+    attribution: str = ""
+    """For a FAIL: whose it is, where the level tells ('' otherwise)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def paper_accuracies(catalog: Catalog) -> dict[tuple[str, str], tuple[float, str]]:
-    """The paper's accuracy per (experiment, variant), from its claims that state one (value, claim id)."""
-    levels: dict[tuple[str, str], tuple[float, str]] = {}
-    for loaded in catalog.claims:
-        claim = loaded.claim
-        paper = claim.expect.get("paper")
-        if (isinstance(claim.observe, schema.MetricObservation) and len(claim.observe.variants) == 1
-                and claim.observe.metric in ACCURACY_METRICS and getattr(claim, "role", "paper") == "paper"):
-            value = paper.centre() if paper is not None else None
-            if value is not None:
-                levels.setdefault((claim.experiment, claim.observe.variants[0]), (value, claim.id))
-    return levels
-
-
 def accuracies_from_records(catalog: Catalog, requests, records: Mapping[str, dict | None]) -> dict:
-    """Mean accuracy per (experiment, variant, profile) over the stored records of the requests."""
-    found: dict[tuple[str, str, str], list[float]] = {}
+    """Mean accuracy and chance per (experiment, variant, profile) over the stored records of the requests."""
+    found: dict[tuple[str, str, str], list[tuple[float, float | None]]] = {}
     for request in requests:
         record = records.get(request.key)
         loaded = catalog.specs.get(request.experiment)
@@ -83,14 +86,22 @@ def accuracies_from_records(catalog: Catalog, requests, records: Mapping[str, di
         except MissingValue:
             continue  # the claims reading the record are ERROR, naming it; it measures no level
         if value == value:  # not NaN
-            found.setdefault((request.experiment, request.variant, request.profile), []).append(float(value))
-    return {key: statistics.fmean(values) for key, values in found.items()}
+            chance = record["result"].get(learning.majority)
+            found.setdefault((request.experiment, request.variant, request.profile), []).append(
+                (float(value), None if chance is None else float(chance)))
+    return {key: _mean(values) for key, values in found.items()}
+
+
+def _mean(values: list[tuple[float, float | None]]) -> Measured:
+    chances = [c for _, c in values]
+    return Measured(statistics.fmean(a for a, _ in values),
+                    None if any(c is None for c in chances) else statistics.fmean(c for c in chances if c is not None))
 
 
 def accuracies_from_verdicts(catalog: Catalog, verdicts) -> dict:
     """Mean accuracy per (experiment, variant, profile) from the series the verdicts observed (for
-    profiles re-verified from archived observations, whose records are elsewhere)."""
-    found: dict[tuple[str, str, str], float] = {}
+    profiles re-verified from archived observations, whose records, and so chance, are elsewhere)."""
+    found: dict[tuple[str, str, str], Measured] = {}
     for verdict in verdicts:
         target = catalog.specs[verdict.experiment]
         learning = target.kind.learning
@@ -100,52 +111,36 @@ def accuracies_from_verdicts(catalog: Catalog, verdicts) -> dict:
         for label, numbers in (verdict.numbers or {}).items():
             variant = labels.get(label)
             if variant is not None and numbers.get("quantity") == learning.metric and numbers.get("mean") is not None:
-                found.setdefault((verdict.experiment, variant, verdict.profile), float(numbers["mean"]))
+                found.setdefault((verdict.experiment, variant, verdict.profile), Measured(float(numbers["mean"])))
     return found
 
 
 @dataclass
 class LevelReader:
-    """Reads each verdict's group from the accuracies measured and the paper's."""
+    """Reads each verdict's group from the accuracies measured and the references the specs declare."""
 
     catalog: Catalog
     measured: Accuracies
-    paper: Mapping[tuple[str, str], tuple[float, str]]
 
-    def _fraction(self, experiment: str, variant: str, profile: str) -> float | None:
-        measured = self.measured.get((experiment, variant, profile))
-        paper = self.paper.get((experiment, variant))
+    def learning(self, experiment: str, profile: str) -> tuple[float | None, str]:
+        """The experiment's learning level at the profile and how it was read (or why it could not be)."""
         target = self.catalog.specs[experiment]
-        if measured is None or paper is None or target.kind.learning is None or profile not in target.spec.profiles:
-            return None
-        chance = target.kind.learning.chance(target.resolve(variant, profile).model_dump(mode="json"))
-        return (measured - chance) / (paper[0] - chance) if paper[0] > chance else None
-
-    def learning(self, experiment: str, variants: Iterable[str], profile: str) -> tuple[float | None, str]:
-        """The claim's learning level and the variant it was read from: of the variants it reads
-        that were measured and whose accuracy the paper states, the one the paper puts highest
-        (else the same choice over the experiment's variants)."""
-        def reference(names) -> str | None:
-            known = [v for v in names if (experiment, v) in self.paper and (experiment, v, profile) in self.measured]
-            return max(known, key=lambda v: self.paper[(experiment, v)][0]) if known else None
-
-        variant = reference(variants) or reference(self.catalog.specs[experiment].spec.variants)
-        if variant is None:
-            return None, ""
-        return self._fraction(experiment, variant, profile), variant
-
-    def accuracy_text(self, experiment: str, variants: Iterable[str], profile: str) -> str:
-        """'HAS-FL 21.7% (paper 74.5%), ...' for the variants read, where measured."""
-        spec = self.catalog.specs[experiment].spec
-        parts = []
-        for variant in variants:
-            measured = self.measured.get((experiment, variant, profile))
-            if measured is None:
-                continue
-            paper = self.paper.get((experiment, variant))
-            parts.append(f"{spec.variants[variant].label or variant} {measured:.1f}%"
-                         + (f" (paper {paper[0]:g}%)" if paper else ""))
-        return ", ".join(parts)
+        reference = target.spec.reference
+        if reference is None or target.kind.learning is None:
+            return None, "no learning level: the spec declares no reference accuracy"
+        label = target.spec.variants[reference.variant].label or reference.variant
+        measured = self.measured.get((experiment, reference.variant, profile))
+        if measured is None:
+            return None, f"no learning level: its reference, {label}, was not measured at this profile"
+        chance, chance_text = measured.chance, "chance: its most frequent test label"
+        if chance is None:
+            config = target.resolve(reference.variant, profile).model_dump(mode="json")
+            chance, chance_text = target.kind.learning.chance(config), "chance: a uniform guess (records not here)"
+        if reference.accuracy <= chance:
+            return None, f"no learning level: the paper's {reference.accuracy:g}% is not above chance ({chance:.3g}%)"
+        fraction = (measured.accuracy - chance) / (reference.accuracy - chance)
+        return fraction, (f"learning level {fraction:.2f}: {label} {measured.accuracy:.1f}% against the paper's "
+                          f"{reference.accuracy:g}% ({reference.source}; {chance_text}, {chance:.3g}%)")
 
     def level(self, verdict) -> Level:
         loaded = self.catalog.claim(verdict.claim)
@@ -164,20 +159,25 @@ class LevelReader:
             return Level("analytic", text="fixed by the protocol's structure or exact algebra")
         if metric is not None and not metric.learned:
             return Level("cost", text="a measured cost of a real pipeline: no learning level applies")
-        variants = list(claim.observe.variants)
-        fraction, variant = self.learning(claim.experiment, variants, verdict.profile)
+        if metric is not None and metric.independent:
+            return Level("independent", text="does not depend on how well the models learn: no learning level applies")
+        fraction, text = self.learning(claim.experiment, verdict.profile)
         if fraction is None:
-            measured = self.accuracy_text(claim.experiment, variants, verdict.profile)
-            return Level("weak", None, "no learning level: the paper states no accuracy for these variants"
-                         + (f" (measured: {measured})" if measured else ""))
-        label = target.spec.variants[variant].label or variant
-        level_text = f"learning level {fraction:.2f} ({label}: share of the paper's gain over chance)"
+            return Level("unleveled", None, text)
         if fraction < LEARNED:
-            return Level("weak", fraction, f"{level_text}, below {LEARNED}: the models barely learn here")
+            return Level("weak", fraction, f"{text}; below {LEARNED}: the models barely learn here",
+                         _scale_attribution(verdict, fraction))
         small = _effect_below_interest(self.catalog, verdict, metric)
         if small:
-            return Level("weak", fraction, f"{level_text}; {small}")
-        return Level("learned", fraction, level_text)
+            return Level("weak", fraction, f"{text}; {small}")
+        return Level("learned", fraction, text)
+
+
+def _scale_attribution(verdict, fraction: float) -> str:
+    if verdict.status != "FAIL":
+        return ""
+    return (f"the scale: the models reach {fraction:.2f} of the paper's gain over chance here, below {LEARNED}, "
+            f"so this FAIL cannot tell the paper's claim from the scale's limit")
 
 
 def _series_means(verdict) -> dict[str, float]:
@@ -202,4 +202,4 @@ def _effect_below_interest(catalog: Catalog, verdict, metric) -> str:
 
 
 def level_reader(catalog: Catalog, measured: Accuracies) -> LevelReader:
-    return LevelReader(catalog, measured, paper_accuracies(catalog))
+    return LevelReader(catalog, measured)
