@@ -10,6 +10,7 @@ from rich.console import Console
 from harness.errors import SpecError
 from harness.pipeline import DEFAULT_PROFILE, numerics_of, select, varying_claims, verify
 from harness.regression import baseline as baseline_io
+from harness.running.bundle import store_for
 from harness.running.store import ResultStore
 from harness.settings import Settings, find_project_root
 
@@ -135,7 +136,7 @@ def cmd_plan(args) -> int:
         claims = [c for c in claims if c.id in chosen.claim_ids]
         profiles, variants_for = chosen.profiles, chosen.variants_for
     catalog.check_profiles(profiles)
-    store = ResultStore(settings.store_dir)
+    store = store_for(settings)
     data = survey_data(datasets_needed(catalog, claims, profiles, variants_for), settings)
     requests, waiting = plan(catalog, claims, profiles, settings, store, data.fingerprints, variants_for)
     records = {request.key: store.reusable(request.key) for request in requests}
@@ -438,6 +439,39 @@ def cmd_store(args) -> int:
     return 0
 
 
+def cmd_records(args) -> int:
+    """Add the store's records of a selection's runs to the project's committed records, or import another
+    bundle's; nothing bundled is ever replaced (`harness.running.bundle`)."""
+    from harness.running.bundle import RecordBundle
+    settings = _settings(args)
+    bundle = RecordBundle(settings.records_dir)
+    if args.action == "import":
+        if not args.source:
+            raise ValueError("records import needs the folder of the bundle to import")
+        source = RecordBundle(Path(args.source))
+        if not source.root.is_dir():
+            raise ValueError(f"no bundle at {source.root}")
+        merge = bundle.add(source.records())
+    else:
+        from harness.running.fetching import survey_data
+        from harness.running.planning import datasets_needed, plan, variants_needed
+        catalog, claims = select(settings, args.paper, args.claim)
+        profiles = args.profile or [DEFAULT_PROFILE]
+        catalog.check_profiles(profiles)
+        store = ResultStore(settings.store_dir)
+        data = survey_data(datasets_needed(catalog, claims, profiles, variants_needed), settings)
+        requests, _ = plan(catalog, claims, profiles, settings, store, data.fingerprints)
+        records = {r.key: store.reusable(r.key) for r in requests}
+        missing = [r for r in requests if records[r.key] is None]
+        for r in missing:
+            stderr.print(f"not in the store: {r.experiment}/{r.variant}/seed {r.seed} ({r.profile}) {r.key[:16]}")
+        merge = bundle.add(record for record in records.values() if record is not None)
+    for key in merge.conflicts:
+        stderr.print(f"[yellow]conflict:[/yellow] {bundle.path(key)} holds other content for this run; kept")
+    stdout.print(f"{bundle.root}: {merge.text()}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fedclaims", description=__doc__)
     parser.add_argument("--root", help="project folder holding claims/ and specs/ (default: found from here)")
@@ -552,6 +586,15 @@ def build_parser() -> argparse.ArgumentParser:
     _selection(store)
     _execution(store)
     store.set_defaults(func=cmd_store)
+    records = sub.add_parser("records", help="the records committed with the report (records/, read by every "
+                                             "command where the store has none): add the store's records of a "
+                                             "selection's runs, or import another bundle; a bundled record is never "
+                                             "replaced, a conflict is reported (harness.running.bundle)")
+    records.add_argument("action", choices=("add", "import"))
+    records.add_argument("source", nargs="?", help="import: the folder of the bundle to import")
+    _selection(records)
+    _execution(records)
+    records.set_defaults(func=cmd_records)
     return parser
 
 

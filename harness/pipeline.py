@@ -8,6 +8,7 @@ from rich.console import Console
 
 from harness.loading.catalog import Catalog, LoadedClaim, load_project
 from harness.loading.studies import generated_profiles
+from harness.running.bundle import store_for
 from harness.running.execution import ExecutionSummary, execute
 from harness.running.fetching import DataState, fetch_data, survey_data
 from harness.running.planning import (
@@ -79,12 +80,12 @@ def stored_profiles(settings: Settings, papers=(), pattern: str | None = None) -
     """Profiles of the selected claims with at least one of their runs in the store (by scale);
     the points of scale studies are not among them (`fedclaims study` shows those)."""
     catalog, claims = select(settings, papers, pattern)
-    store = ResultStore(settings.store_dir)
+    store = store_for(settings)
     points = generated_profiles(catalog.studies.values())
     found = []
     for profile in catalog.by_scale(p for p in catalog.profiles() if p not in points):
         requests, _ = plan(catalog, claims, [profile], settings, store)
-        if any(store.path(request.key).exists() for request in requests):
+        if any(store.has(request.key) for request in requests):
             found.append(profile)
     return found
 
@@ -93,12 +94,12 @@ def lacking_trained_runs(settings: Settings, profiles, papers=(), pattern: str |
     """The profiles of which the store lacks a record of some run that trains (an empirical kind's):
     the store alone cannot verify them (their analytic records may be shared with other profiles)."""
     catalog, claims = select(settings, papers, pattern)
-    store = ResultStore(settings.store_dir)
+    store = store_for(settings)
     lacking = []
     for profile in profiles:
         requests, waiting = plan(catalog, claims, [profile], settings, store)
         trained = [r for r in requests if catalog.specs[r.experiment].kind.evidence == "empirical"]
-        if waiting or any(not store.path(r.key).exists() for r in trained):
+        if waiting or any(not store.has(r.key) for r in trained):
             lacking.append(profile)
     return lacking
 
@@ -165,7 +166,7 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
         wanted = set(claim_ids)
         claims = [c for c in claims if c.id in wanted]
     profiles = list(profiles)
-    store = ResultStore(settings.store_dir)
+    store = store_for(settings)
     extra = [p for p in render_only if p not in profiles]
     needed = datasets_needed(catalog, claims, profiles + extra, variants_for)
     data = fetch_data(needed, settings, console) if run else survey_data(needed, settings)

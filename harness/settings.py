@@ -60,6 +60,11 @@ class Settings:
     def specs_dir(self) -> Path:
         return self.root / "specs"
 
+    @property
+    def records_dir(self) -> Path:
+        """The records committed with the report (`harness.running.bundle`)."""
+        return self.root / "records"
+
     @classmethod
     def from_env(cls, root: Path, **overrides) -> Settings:
         cache = default_cache_dir()

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness.errors import did_you_mean
 from methods.plain import json_safe
@@ -218,9 +218,21 @@ def _nearest_existing(path: Path) -> Path:
     return next(p for p in (path, *path.parents) if p.exists() or p.is_symlink())
 
 
+class Bundle(Protocol):
+    """Records read where the store has none of its own (`harness.running.bundle.RecordBundle`)."""
+
+    def has(self, key: str) -> bool: ...
+
+    def get(self, key: str, events: list[str]) -> dict[str, Any] | None: ...
+
+
 @dataclass
 class ResultStore:
+    """The records of runs under `root`; with a `bundle`, a run the store has no record of is read from it
+    (the records committed with the report), never written there."""
+
     root: Path
+    bundle: Bundle | None = None
     events: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -268,14 +280,18 @@ class ResultStore:
         raise ValueError(f"results store {root} does not exist"
                          + (hint if hint.startswith(";") else f" (no such folder in {root.parent})"))
 
+    def has(self, key: str) -> bool:
+        """Whether a record of `key` is here, in the store or its bundle (not yet read or verified)."""
+        return self.path(key).exists() or (self.bundle is not None and self.bundle.has(key))
+
     def get(self, key: str) -> dict[str, Any] | None:
-        """The record under `key`, or None if absent, of an earlier format (left in place) or
-        corrupt (then moved aside and reported)."""
+        """The record under `key` (the bundle's where the store has no file), or None if absent, of an
+        earlier format (left in place) or corrupt (then moved aside, or refused if bundled, and reported)."""
         path = self.path(key)
         try:
             data, identity = _read(path)
         except (FileNotFoundError, NotADirectoryError):
-            return None
+            return None if self.bundle is None else self.bundle.get(key, self.events)
         except OSError as error:
             self._move_aside(path, f"unreadable ({error.__class__.__name__}: {error})", None)
             return None
