@@ -135,3 +135,17 @@ def test_the_digest_shows_a_verdict_that_seeds_added_until_decided_changed_besid
                             sequential={(central, "learning"): changed, (central, "smoke"): kept}))
     (row,) = [line for line in text.splitlines() if f"#{central}" in line]
     assert "| undecided, no level | undecided, no level; PASS at 6 seeds (sequential) |" in row
+
+
+def test_the_digest_counts_central_claims_decided_where_the_models_learn() -> None:
+    from harness.report.digest import decided_where_learning
+    central = CATALOG.papers["fedrolex"].central
+    headline = central[0]
+    verdicts = {headline: {"smoke": _verdict(headline, "smoke", "FAIL"), "learning": _verdict(headline, "learning",
+                                                                                              "PASS")}}
+    weak = {(headline, "smoke"): Level("weak", 0.3), (headline, "learning"): Level("weak", 0.4)}
+    learned = {**weak, (headline, "learning"): Level("learned", 0.7)}
+    assert decided_where_learning(central, verdicts, weak, ["smoke", "learning"]).startswith(
+        f"**Central claims decided where the models learn: 0 of {len(central)}**")
+    line = decided_where_learning(central, verdicts, learned, ["smoke", "learning"])
+    assert f": 1 of {len(central)}**" in line and f"`{headline}` PASS at `learning`" in line

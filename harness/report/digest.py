@@ -153,7 +153,7 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
                       else _undecided_why(per_profile.values()))
             lines.append(f"| [{_short(statement, 70)}]({link(claim_id)}) | " + " | ".join(cells)
                          + f" | {number} |")
-        lines.append("")
+        lines += ["", decided_where_learning(claim_file.central, by_claim, levels, profiles), ""]
         for profile in profiles:
             at = [v for v in verdicts if v.paper == paper and v.profile == profile]
             if at and any(v.status != "SKIPPED" for v in at):
@@ -161,6 +161,21 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
         lines += (along or {}).get(paper, [])
         lines.append("")
     return lines
+
+
+def decided_where_learning(central: list[str], by_claim: Mapping[str, Mapping[str, Verdict]],
+                           levels: Mapping[tuple[str, str], Level], profiles: list[str]) -> str:
+    """'Central claims decided where the models learn: k of n (…)': a central claim counts when some profile
+    gave it PASS or FAIL with its models at level LEARNED or above."""
+    decided = []
+    for claim_id in central:
+        found = [f"{v.status} at `{p}`" for p in profiles if (v := by_claim.get(claim_id, {}).get(p)) is not None
+                 and v.status in ("PASS", "FAIL") and (level := levels.get((claim_id, p))) is not None
+                 and level.group == "learned"]
+        if found:
+            decided.append(f"`{claim_id}` {found[-1]}")
+    return (f"**Central claims decided where the models learn: {len(decided)} of {len(central)}**"
+            + (f" ({'; '.join(decided)})." if decided else "."))
 
 
 def _short(text: str, limit: int) -> str:
