@@ -218,7 +218,7 @@ def cmd_study(args) -> int:
     reading = read_outcome(outcome, args.study, out / "figures")
     markdown, data = out / "STUDY.md", out / "study.json"
     markdown.write_text("\n".join(reading.markdown(out, heading="#")) + "\n", encoding="utf-8")
-    data.write_text(json.dumps(json_safe(reading.to_dict()), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    data.write_text(json.dumps(json_safe(reading.to_dict(out)), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     for claim in reading.claims:
         for trend in claim.trends:
             stdout.print(f"{claim.claim}: {trend.label}: {trend.text}")

@@ -181,8 +181,9 @@ def test_a_study_runs_resumes_from_the_store_and_renders(settings, tmp_path: Pat
     assert "| 32 | mean 1 ± 0 (3 seeds) | PASS |" in text
     assert "**Extrapolation, not a measurement**" in text and "index_groups = 256" in text
     assert "(figures/study-groups-tiny.rolling-exact.png)" in text
-    data = json.loads(json.dumps(reading.to_dict(), allow_nan=False))
+    data = json.loads(json.dumps(reading.to_dict(tmp_path / "out"), allow_nan=False))
     assert data["claims"][0]["points"][0]["value"] == 4
+    assert data["claims"][0]["figure"].startswith("figures/"), "no path of this machine"
     trend = {c["claim"]: c for c in data["claims"]}["tiny.rolling-exact"]["trends"][0]
     assert (trend["heading"], trend["seeds"], trend["df"]) == (INSIDE, 3, 2)
     assert trend["at_paper_scale"]["source"] == EXTRAPOLATED and trend["at_paper_scale"]["value"] == 256

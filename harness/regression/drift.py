@@ -125,7 +125,7 @@ def recording(data: Mapping[str, Any], profile: str, name: str) -> dict[str, dic
     if "verdicts" not in data:
         raise ValueError(f"{name}: neither a baseline (`claims`) nor a report (`verdicts`)")
     return {v["claim"]: {"experiment": v["experiment"], "numbers": v["numbers"], "runs": runs_identity(v["runs"]),
-                         "numerics": v.get("numerics") or [f"not recorded ({name})"], "status": v["status"]}
+                         "numerics": v.get("numerics") or [f"not recorded ({Path(name).name})"], "status": v["status"]}
             for v in data["verdicts"] if v["profile"] == profile and v.get("numbers")}
 
 

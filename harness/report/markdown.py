@@ -412,7 +412,7 @@ def write_report(outcome: Outcome, settings: Settings, report_path: Path) -> tup
                             for v in outcome.verdicts],
                "accuracies": [{"experiment": e, "variant": v, "profile": p, "mean": m.accuracy, "chance": m.chance}
                               for (e, v, p), m in sorted(report.accuracies.items())],
-               "studies": study_dicts(readings),
+               "studies": study_dicts(readings, json_path.parent),
                "runs": runs + outcome.archived_runs}
     json_path.write_text(json.dumps(json_safe(payload), indent=1, allow_nan=False) + "\n", encoding="utf-8")
     return report_path, json_path

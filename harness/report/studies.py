@@ -240,9 +240,10 @@ class StudyReading:
                       "|---|---|---|---|", *[c.text() for c in self.costs], ""]
         return lines
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, base: Path) -> dict[str, Any]:
         """Plain JSON (no NaN or infinity: None; a band's missing end is None), per claim its verdict
-        and per-seed values at every point and its trends' readings."""
+        and per-seed values at every point and its trends' readings; figure paths relative to `base`
+        (the folder of the file it goes in), so no path of this machine is written."""
         def point(p: PointReading) -> dict[str, Any]:
             return {"value": p.value, "profile": p.profile, "verdict": p.status, "reason": p.reason,
                     "values": {label: {str(seed): v for seed, v in values.items()}
@@ -255,7 +256,7 @@ class StudyReading:
             "paper_scale": {"value": self.paper_value, "note": self.paper_note},
             "claims": [{"claim": c.claim, "paper": c.paper,
                         "band": None if c.band is None else [c.band.low, c.band.high],
-                        "figure": None if c.figure is None else str(c.figure),
+                        "figure": None if c.figure is None else relative(c.figure, base),
                         "points": [point(p) for p in c.points],
                         "trends": [t.to_dict() for t in c.trends]} for c in self.claims],
             "costs": [{"value": c.value, "planned_runs": c.planned, "wall_seconds": c.walls,
@@ -482,9 +483,9 @@ def read_outcome(outcome, name: str, figures_dir: Path) -> StudyReading:
                       [c.id for c in outcome.claims])
 
 
-def study_dicts(readings: list[StudyReading]) -> list[dict[str, Any]]:
-    """The studies' readings as plain JSON, for REPORT.json's "studies"."""
-    return [reading.to_dict() for reading in readings]
+def study_dicts(readings: list[StudyReading], base: Path) -> list[dict[str, Any]]:
+    """The studies' readings as plain JSON, for REPORT.json's "studies" (figure paths relative to `base`)."""
+    return [reading.to_dict(base) for reading in readings]
 
 
 def central_along_studies(catalog: Catalog, readings: list[StudyReading]) -> dict[str, list[str]]:
