@@ -226,11 +226,23 @@ def cmd_study(args) -> int:
     return 1 if not args.from_store and any(v.status == "ERROR" for v in outcome.verdicts) else 0
 
 
+def _refuse_dirty_report(args, settings: Settings) -> None:
+    """The project's own REPORT.md is written from a clean tree only, unless --allow-dirty says otherwise."""
+    from harness.running.provenance import git_commit
+    if Path(args.output).resolve() != (settings.root / "REPORT.md").resolve() or args.allow_dirty:
+        return
+    if git_commit(settings.root).endswith("+uncommitted changes"):
+        raise ValueError(f"the tree at {settings.root} has uncommitted changes: commit them before writing the "
+                         "project's REPORT.md (it names the commit it was made at), or pass --allow-dirty")
+
+
 def _verify(args, write: bool) -> int:
     from harness.pipeline import lacking_trained_runs, stored_profiles
     from harness.report.terminal import print_verdicts
     from harness.verdicts.archive import load_archive
     settings = _settings(args)
+    if write:
+        _refuse_dirty_report(args, settings)
     profiles = args.profile or [DEFAULT_PROFILE]
     archive = load_archive(Path(args.archive)) if getattr(args, "archive", None) else None
     held = [p for p in archive.profiles() if p not in profiles and archive.holds(p)] if archive else []
@@ -506,6 +518,9 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--archive", help="an earlier REPORT.json: every profile it holds of which the "
                                                    "store has no record is re-verified from the observations it "
                                                    "recorded, under today's rules and expectations")
+            command.add_argument("--allow-dirty", action="store_true",
+                                 help="write the project's own REPORT.md although the tree has uncommitted changes "
+                                      "(refused otherwise: the committed report names the commit it was made at)")
         if name == "verify":
             _until_decided(command)
         if name == "plan":

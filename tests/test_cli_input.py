@@ -100,3 +100,20 @@ def test_a_store_that_is_a_file_is_refused_before_anything_runs(capsys, tmp_path
     err = _error(capsys, [*command, "--store", str(tmp_path / "file")])
     assert f"results store {tmp_path / 'file'} is a file, not a folder; pass a folder with --store" in err
     assert (tmp_path / "file").read_text() == "not a store" and not (tmp_path / "R.md").exists()
+
+
+def test_the_projects_report_is_written_from_a_clean_tree_only(monkeypatch, tmp_path, capsys) -> None:
+    import argparse
+
+    from harness import cli
+    from harness.running import provenance
+    from harness.settings import Settings
+    monkeypatch.setattr(provenance, "git_commit", lambda directory: "abc123+uncommitted changes")
+    root = Path(__file__).resolve().parents[1]
+    assert cli.main(["--root", str(root), "report"]) == 2
+    assert "uncommitted changes" in capsys.readouterr().err
+    settings = Settings.from_env(root)
+    elsewhere = argparse.Namespace(output=str(tmp_path / "REPORT.md"), allow_dirty=False)
+    cli._refuse_dirty_report(elsewhere, settings)  # a report written elsewhere is the user's own
+    told = argparse.Namespace(output=str(root / "REPORT.md"), allow_dirty=True)
+    cli._refuse_dirty_report(told, settings)
