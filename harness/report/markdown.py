@@ -12,6 +12,8 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 from harness.loading.studies import PAPER_PROFILE
 from harness.pipeline import Outcome, numerics_of
@@ -64,7 +66,9 @@ class _Report:
         self.outcome, self.settings, self.catalog = outcome, settings, outcome.catalog
         self.commit = git_commit(settings.root)  # before any figure is written into the tree
         self.base, self.figures_dir = report_path.parent, figures_dir
-        self.records = {r.key: outcome.store.get(r.key) if outcome.store else None for r in outcome.requests}
+        # the records behind archived profiles' claims verified from records count too (levels, chance)
+        read: list[Any] = [*outcome.requests, *(SimpleNamespace(**run) for run in outcome.archived_runs)]
+        self.records = {r.key: outcome.store.get(r.key) if outcome.store else None for r in read}
         self.by_claim: dict[str, dict[str, Verdict]] = {}
         for verdict in outcome.verdicts:
             self.by_claim.setdefault(verdict.claim, {})[verdict.profile] = verdict
@@ -73,7 +77,7 @@ class _Report:
         self.not_shown = [p for p in outcome.profiles if p not in self.profiles]
         self.baselines = {profile: committed_baseline(settings.root, profile) for profile in self.profiles}
         self.accuracies = {**accuracies_from_verdicts(self.catalog, outcome.verdicts),
-                           **accuracies_from_records(self.catalog, outcome.requests, self.records)}
+                           **accuracies_from_records(self.catalog, read, self.records)}
         reader = level_reader(self.catalog, self.accuracies)
         self.levels = {(v.claim, v.profile): reader.level(v) for v in outcome.verdicts}
 
