@@ -153,7 +153,7 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
                       else _undecided_why(per_profile.values()))
             lines.append(f"| [{_short(statement, 70)}]({link(claim_id)}) | " + " | ".join(cells)
                          + f" | {number} |")
-        lines += ["", decided_where_learning(claim_file.central, by_claim, levels, profiles), ""]
+        lines += ["", f"- {decided_where_learning(claim_file.central, by_claim, levels, profiles)}"]
         for profile in profiles:
             at = [v for v in verdicts if v.paper == paper and v.profile == profile]
             if at and any(v.status != "SKIPPED" for v in at):
