@@ -110,3 +110,17 @@ def test_an_ordering_resting_on_less_than_the_smallest_effect_is_weak() -> None:
     weak = reader.level(_verdict(claim, "standard", "PASS", losses(2.00034, 2.0)))
     assert weak.group == "weak" and "below the smallest of interest" in weak.text
     assert reader.level(_verdict(claim, "standard", "PASS", losses(2.2, 2.0))).group == "learned"
+
+
+def test_a_reference_run_shared_with_another_experiment_is_found_under_its_own_name() -> None:
+    """FedHENet's one-class N=10 run of the heterogeneity experiment has the key of the one-class experiment's
+    plaintext run (the same computation): planning keeps one request for both, the level reads it anyway."""
+    from harness.verdicts.levels import reference_accuracies
+
+    def lookup(experiment, variant, seed, profile):
+        if (experiment, variant) == ("fedhenet-heterogeneity", "oneclass-n10"):
+            return "shared-key", {"status": "ok", "result": {"accuracy": 0.598, "majority_accuracy": 10.0}}
+        return "other", None
+
+    measured = reference_accuracies(CATALOG, lookup, ["smoke"])
+    assert measured[("fedhenet-heterogeneity", "oneclass-n10", "smoke")] == Measured(pytest.approx(59.8), 10.0)

@@ -29,7 +29,13 @@ from harness.report.studies import StudyReading, central_along_studies, read_out
 from harness.running.provenance import git_commit, library_versions, machine
 from harness.running.trial import read_trial, trial_sentence
 from harness.settings import Settings
-from harness.verdicts.levels import GROUPS, accuracies_from_records, accuracies_from_verdicts, level_reader
+from harness.verdicts.levels import (
+    GROUPS,
+    accuracies_from_records,
+    accuracies_from_verdicts,
+    level_reader,
+    reference_accuracies,
+)
 from harness.verdicts.verify import Verdict
 from methods.plain import json_safe
 
@@ -77,7 +83,9 @@ class _Report:
         self.not_shown = [p for p in outcome.profiles if p not in self.profiles]
         self.baselines = {profile: committed_baseline(settings.root, profile) for profile in self.profiles}
         self.accuracies = {**accuracies_from_verdicts(self.catalog, outcome.verdicts),
-                           **accuracies_from_records(self.catalog, read, self.records)}
+                           **accuracies_from_records(self.catalog, read, self.records),
+                           **(reference_accuracies(self.catalog, outcome.lookup, outcome.profiles)
+                              if outcome.lookup is not None else {})}
         reader = level_reader(self.catalog, self.accuracies)
         self.levels = {(v.claim, v.profile): reader.level(v) for v in outcome.verdicts}
 

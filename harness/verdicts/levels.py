@@ -92,6 +92,31 @@ def accuracies_from_records(catalog: Catalog, requests, records: Mapping[str, di
     return {key: _mean(values) for key, values in found.items()}
 
 
+def reference_accuracies(catalog: Catalog, lookup, profiles) -> dict:
+    """Each experiment's reference measured at the profiles, read through the verifier's look-up
+    ((experiment, variant, seed, profile) -> (key, record)): a reference run whose key another experiment's
+    identical run shares is found under its own name."""
+    runs, records = [], {}
+    for name, loaded in catalog.specs.items():
+        reference = loaded.spec.reference
+        for profile in profiles:
+            if reference is None or profile not in loaded.spec.profiles:
+                continue
+            for seed in loaded.spec.profiles[profile].seeds:
+                key, record = lookup(name, reference.variant, seed, profile)
+                runs.append(_Run(key, name, reference.variant, profile))
+                records[key] = record
+    return accuracies_from_records(catalog, runs, records)
+
+
+@dataclass(frozen=True)
+class _Run:
+    key: str
+    experiment: str
+    variant: str
+    profile: str
+
+
 def _mean(values: list[tuple[float, float | None]]) -> Measured:
     chances = [c for _, c in values]
     return Measured(statistics.fmean(a for a, _ in values),
