@@ -1,0 +1,44 @@
+"""The committed report reads one record per run: a run's value is the same in every claim that shows it."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.loading.catalog import load_catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def repeated_runs(report: dict, catalog) -> list[str]:
+    """Every (experiment, series, seed, profile) shown with two different values, as text."""
+    seen: dict[tuple, float] = {}
+    clashes = []
+    for verdict in report["verdicts"]:
+        observe = catalog.claim(verdict["claim"]).claim.observe
+        if getattr(observe, "args", None):  # a metric read with arguments: the label does not name them
+            continue
+        for label, numbers in (verdict.get("numbers") or {}).items():
+            if label.startswith("spread reference: ") or not isinstance(numbers, dict):
+                continue
+            for seed, value in (numbers.get("values") or {}).items():
+                run = (verdict["experiment"], label, seed, verdict["profile"])
+                if run in seen and seen[run] != value:
+                    clashes.append(f"{run}: {seen[run]} and {value} ({verdict['claim']})")
+                seen.setdefault(run, value)
+    return clashes
+
+
+def test_no_run_has_two_values_in_the_committed_report() -> None:
+    catalog = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)
+    report = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
+    assert repeated_runs(report, catalog) == []
+
+
+def test_a_run_shown_with_two_values_is_found() -> None:
+    catalog = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)
+    claim = "fedrolex.accuracy.high-heterogeneity-ordering"
+    series = {"HeteroFL, L=2 (end_accuracy)": {"values": {"0": 25.47}}}
+    other = {"HeteroFL, L=2 (end_accuracy)": {"values": {"0": 25.4}}}
+    report = {"verdicts": [{"claim": claim, "experiment": "fedrolex-cifar10", "profile": "standard", "numbers": n}
+                           for n in (series, other)]}
+    assert len(repeated_runs(report, catalog)) == 1
