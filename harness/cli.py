@@ -31,6 +31,7 @@ def _settings(args: argparse.Namespace) -> Settings:
                                  data_dir=Path(args.data) if getattr(args, "data", None) else None,
                                  device=getattr(args, "device", None), workers=workers, executor=executor,
                                  threads=getattr(args, "threads", None), ray_address=address,
+                                 committed_records=False if getattr(args, "no_records", False) else None,
                                  allowed_code_paths=[Path(p) for p in args.allow_code_path])
     if hasattr(args, "store"):  # a command that may run: a store that cannot hold records fails first
         ResultStore(settings.store_dir).check()
@@ -45,6 +46,9 @@ def _selection(parser: argparse.ArgumentParser) -> None:
 
 def _execution(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", help="results store folder (default: $FEDCLAIMS_STORE or ~/.cache/fedclaims/store)")
+    parser.add_argument("--no-records", action="store_true",
+                        help="read only the store's own records, not the project's committed ones "
+                             "(also $FEDCLAIMS_RECORDS=0)")
     parser.add_argument("--data", help="folder of local data set copies (default: $FEDCLAIMS_DATA)")
     parser.add_argument("--device", help="torch device for training, e.g. cuda (default cpu)")
     parser.add_argument("--workers", type=int, help="parallel worker processes (default: one per CPU core, "

@@ -47,6 +47,9 @@ class Settings:
     executor: str = "local"
     ray_address: str | None = None
     """Cluster the `ray` executor joins (None: $RAY_ADDRESS, else a local instance)."""
+    committed_records: bool = True
+    """Whether the store reads the project's committed records (`records/`) for runs it has none of
+    ($FEDCLAIMS_RECORDS=0 or --no-records: it reads only its own, as a hermetic test needs)."""
     allowed_code_paths: tuple[Path, ...] = ()
     """Folders or files outside `root` whose Python files specs may run as kinds, policies,
     objectives, round hooks or metrics ($FEDCLAIMS_ALLOW_CODE_PATHS and --allow-code-path
@@ -77,6 +80,7 @@ class Settings:
             download=os.environ.get("FEDCLAIMS_DOWNLOAD", "1") != "0",
             device=os.environ.get("FEDCLAIMS_DEVICE", "cpu"),
             ray_address=os.environ.get("FEDCLAIMS_RAY_ADDRESS") or None,
+            committed_records=os.environ.get("FEDCLAIMS_RECORDS", "1") != "0",
         )
         values["allowed_code_paths"] = allowed_code_paths(overrides.pop("allowed_code_paths", None) or ())
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -18,8 +18,18 @@ def catalog():
     return load_catalog(REPO / "claims", REPO / "specs", REPO)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def hermetic_store():
+    """A test's store holds what the test ran: the project's committed records (`records/`) are read
+    only where a test names them, so a command a test starts reads none either (session-wide, so
+    that module fixtures building a command's environment see it too)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FEDCLAIMS_RECORDS", "0")
+        yield
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     """The shipped project with a fresh store and cache, run in this process, no downloads."""
     return Settings(root=REPO, store_dir=tmp_path / "store", cache_dir=tmp_path / "cache", data_dir=None,
-                    download=False, executor="local")
+                    download=False, executor="local", committed_records=False)

@@ -79,3 +79,21 @@ def test_importing_another_bundle_merges_it(tmp_path, monkeypatch) -> None:
     assert main(["--root", str(project), "records", "import", str(other.root)]) == 0
     assert RecordBundle(project / "records").keys() == other.keys()
     assert main(["--root", str(project), "records", "import", str(tmp_path / "nowhere")]) == 2
+
+
+def test_the_committed_records_are_read_unless_turned_off(tmp_path, monkeypatch) -> None:
+    """A fresh store on the shipped project reads `records/`; with $FEDCLAIMS_RECORDS=0 (or --no-records)
+    it reads only its own."""
+    from pathlib import Path
+
+    from harness.running.bundle import store_for
+    from harness.settings import Settings
+
+    project = Path(__file__).resolve().parents[1]
+    key = RecordBundle(project / "records").keys()[0]
+    monkeypatch.setenv("FEDCLAIMS_RECORDS", "1")
+    reading = Settings.from_env(project, store_dir=tmp_path / "store", workers=1)
+    assert reading.committed_records and store_for(reading).has(key)
+    monkeypatch.setenv("FEDCLAIMS_RECORDS", "0")
+    hermetic = Settings.from_env(project, store_dir=tmp_path / "store", workers=1)
+    assert not hermetic.committed_records and not store_for(hermetic).has(key)

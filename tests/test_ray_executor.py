@@ -28,7 +28,7 @@ PATTERN = "hasfl.alloc.*"  # six analytic runs of well under a second each
 def base(tmp_path_factory) -> Settings:
     folder = tmp_path_factory.mktemp("ray")
     return Settings(root=REPO, store_dir=folder / "store", cache_dir=folder / "cache", data_dir=None,
-                    download=False, workers=2, threads=1, executor="ray")
+                    download=False, workers=2, threads=1, executor="ray", committed_records=False)
 
 
 @pytest.fixture(scope="module")

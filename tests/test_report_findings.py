@@ -87,7 +87,7 @@ def test_disagreements_list_only_claims_with_one_expectation_at_both_profiles(tm
     verdicts = [_verdict(ORDER, "smoke", "INCONCLUSIVE"), _verdict(ORDER, "standard", "FAIL"),
                 _verdict(TABLE4, "smoke", "PASS"), _verdict(TABLE4, "standard", "FAIL")]
     outcome = Outcome(CATALOG, [], ["smoke", "standard"], [], verdicts=verdicts)
-    settings = Settings(root=ROOT, store_dir=tmp_path, cache_dir=tmp_path, data_dir=None)
+    settings = Settings(root=ROOT, store_dir=tmp_path, cache_dir=tmp_path, data_dir=None, committed_records=False)
     lines = _Report(outcome, settings, tmp_path / "REPORT.md", tmp_path / "figures").disagreements()
     rows = [line for line in lines if line.startswith("| [`")]
     assert len(rows) == 1 and ORDER in rows[0], rows

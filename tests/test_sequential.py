@@ -236,7 +236,7 @@ def project(tmp_path: Path, monkeypatch) -> Path:
 
 def _settings(project: Path) -> Settings:
     return Settings(root=project, store_dir=project / "store", cache_dir=project / "cache", data_dir=None,
-                    download=False, executor="local")
+                    download=False, executor="local", committed_records=False)
 
 
 def _quiet() -> Console:

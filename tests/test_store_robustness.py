@@ -276,7 +276,8 @@ def test_nothing_runs_into_a_store_that_is_a_file(tmp_path: Path, monkeypatch) -
     monkeypatch.setattr(execution, "run_request", lambda *a, **k: pytest.fail("a run started"))
     file = tmp_path / "store"
     file.write_text("")
-    settings = Settings(root=REPO, store_dir=file, cache_dir=tmp_path / "cache", data_dir=None, download=False)
+    settings = Settings(root=REPO, store_dir=file, cache_dir=tmp_path / "cache", data_dir=None, download=False,
+                        committed_records=False)
     catalog = load_catalog(REPO / "claims", REPO / "specs", REPO)
     store = ResultStore(file)
     requests, _ = plan(catalog, catalog.select(pattern="hasfl.alloc.*"), ["smoke"], settings, store)

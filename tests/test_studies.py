@@ -52,7 +52,7 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def settings(project: Path, tmp_path: Path) -> Settings:
     return Settings(root=project, store_dir=tmp_path / "store", cache_dir=tmp_path / "cache", data_dir=None,
-                    download=False, executor="local")
+                    download=False, executor="local", committed_records=False)
 
 
 @pytest.fixture
@@ -129,7 +129,7 @@ def test_a_claim_skipped_at_the_base_still_runs_its_variants_at_the_points(catal
 def test_the_table4_study_runs_only_hasfl_and_shares_standard_records() -> None:
     catalog = load_catalog(REPO / "claims", REPO / "specs", REPO)
     settings = Settings(root=REPO, store_dir=REPO / "no-store", cache_dir=REPO / "no-cache", data_dir=None,
-                        download=False)
+                        download=False, committed_records=False)
     study = catalog.study("table4-data")
     chosen = study.select()
     claims = [catalog.claim(c) for c in chosen.claim_ids]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -166,7 +167,7 @@ def test_a_study_readings_dict_is_plain_json_with_every_point_and_trend() -> Non
     claim = ClaimReading("hasfl.table4", "statement", [label, "other"], band, "≤ 0.105", points, trends)
     study = StudyReading("table4-data", "hasfl-cifar10", "title", "", "data.max_train_per_client", "standard",
                          list(seeds), 2500, "", [claim])
-    data = json.loads(json.dumps(study_dicts([study]), allow_nan=False))[0]
+    data = json.loads(json.dumps(study_dicts([study], Path(".")), allow_nan=False))[0]
     point = data["claims"][0]["points"][0]
     assert point["verdict"] == "FAIL" and point["values"][label] == {"0": 0.5, "1": 0.42, "2": 0.46, "3": None}
     assert data["claims"][0]["points"][1]["pooled"][label] == {"r": 0.31, "interval": [0.1, 0.5]}

@@ -111,6 +111,8 @@ class RecordBundle:
 
 
 def store_for(settings: Settings) -> ResultStore:
-    """The results store, reading the project's committed records where it has none of its own."""
+    """The results store, reading the project's committed records where it has none of its own
+    (unless `settings.committed_records` is off)."""
     bundle = settings.records_dir
-    return ResultStore(settings.store_dir, bundle=RecordBundle(bundle) if bundle.is_dir() else None)
+    reads_bundle = settings.committed_records and bundle.is_dir()
+    return ResultStore(settings.store_dir, bundle=RecordBundle(bundle) if reads_bundle else None)
