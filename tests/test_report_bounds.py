@@ -33,12 +33,23 @@ def _expected(claim_id: str, profile: str) -> tuple[str, str]:
             bound_text(expect.get("paper"), _labels(claim_id)))
 
 
+def _items(text: str) -> list[tuple[int, str]]:
+    """The report's lines, each list item joined with its indented sub-items, by its first line's number."""
+    items: list[tuple[int, str]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("  - ") and items and items[-1][1].startswith("- "):
+            items[-1] = (items[-1][0], f"{items[-1][1]}; {line[4:]}")
+        else:
+            items.append((number, line))
+    return items
+
+
 def finding_problems(text: str) -> list[str]:
     """Rows of the findings whose displayed bound is not the tested one, or whose paper bound is
     shown without the label where it differs."""
     problems, profile = [], None
     studies = False
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in _items(text):
         if match := PROFILE.match(line):
             profile, studies = match["profile"], False
         if line.startswith("**Along the scale studies**"):
@@ -125,9 +136,10 @@ def test_every_bound_shown_is_the_tested_one(rendered) -> None:
 def test_the_checker_catches_a_paper_bound_shown_as_tested(rendered) -> None:
     report = next(text for path, text in rendered.items() if path.name == "REPORT.md")
     energy = "fedhenet.energy.about-70-percent-saved"
-    line = next(line for line in report.splitlines() if line.startswith(f"- [`{energy}`]"))
-    forged = report.replace(line, line.replace("tested: > 0; the paper: in [0.63, 0.77], not tested at this scale",
-                                               "tested: in [0.63, 0.77] (the paper's)"))
+    shown = "  - tested: > 0; the paper: in [0.63, 0.77], not tested at this scale"
+    row = next(i for i, line in enumerate(report.splitlines()) if line.startswith(f"- [`{energy}`]"))
+    assert report.splitlines()[row + 2] == shown
+    forged = report.replace(shown, "  - tested: in [0.63, 0.77] (the paper's)")
     assert forged != report and any(energy in problem for problem in finding_problems(forged))
 
 
@@ -149,3 +161,47 @@ def test_each_paper_page_lists_what_it_does_not_check(rendered) -> None:
             for text in (item.statement, item.reason):
                 assert " ".join(text.split())[:60].replace("|", "\\|") in section, text[:60]
         assert f"Not checked here: {len(claim_file.unchecked)} assertion(s)" in report
+
+
+HEADER_LINES, HEADER_WIDTH, PROSE_WIDTH, DIGEST_CELL = 3, 200, 300, 160
+
+
+def first_screen_problems(text: str) -> list[str]:
+    """The first screen in plain words (issue 39): a header of at most three short lines before the
+    digest, no prose line over 300 characters in the first 100, digest cells under 160, and the one
+    verdict vocabulary (no 'undecided')."""
+    lines = text.splitlines()
+    digest = lines.index("## Digest")
+    end = next(i for i, line in enumerate(lines) if line.startswith("## ") and i > digest)
+    header = [line for line in lines[:digest] if line]
+    problems = [f"the header has {len(header)} lines, more than {HEADER_LINES}"] if len(header) > HEADER_LINES else []
+    problems += [f"header line {n}: {len(line)} characters" for n, line in enumerate(lines[:digest], 1)
+                 if len(line) > HEADER_WIDTH]
+    problems += [f"line {n}: {len(line)} characters of prose" for n, line in enumerate(lines[:100], 1)
+                 if len(line) > PROSE_WIDTH and not line.startswith("|")]
+    for n, line in enumerate(lines[digest:end], digest + 1):
+        if line.startswith("| "):
+            problems += [f"digest line {n}: a cell of {len(cell)} characters" for cell in line.split(" | ")
+                         if len(cell) >= DIGEST_CELL]
+        if re.search(r"\bundecided\b", line):
+            problems.append(f"digest line {n} says 'undecided' where the verdict is INCONCLUSIVE")
+    return problems
+
+
+def test_the_first_screen_reads(rendered) -> None:
+    report = next(text for path, text in rendered.items() if path.name == "REPORT.md")
+    assert first_screen_problems(report) == []
+
+
+def test_the_first_screen_check_catches_a_long_header_and_an_old_word(rendered) -> None:
+    report = next(text for path, text in rendered.items() if path.name == "REPORT.md")
+    lines = report.splitlines()
+    lines.insert(3, "x" * 201)
+    digest_row = next(i for i, line in enumerate(lines) if DIGEST_ROW.match(line))
+    lines[digest_row] = lines[digest_row].replace("PASS", "undecided", 1).replace("INCONCLUSIVE", "undecided", 1)
+    problems = first_screen_problems("\n".join(lines))
+    assert any("header line 4: 201" in p for p in problems) and any("undecided" in p for p in problems)
+
+
+def test_the_committed_first_screen_reads() -> None:
+    assert first_screen_problems((ROOT / "REPORT.md").read_text(encoding="utf-8")) == []

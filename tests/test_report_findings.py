@@ -42,7 +42,7 @@ def test_findings_group_verdicts_by_evidence_level() -> None:
     learned = {("hasfl-cifar10", "hasfl", "standard"): Measured(60.0, 10.0)}  # (60 - 10) / (74.5 - 10) = 0.78
     text = _findings(verdicts, ["standard"], learned)
     hasfl = text.split("### Capacity Confounds")[1]
-    assert "where the models learn: 1 PASS, 1 undecided" in hasfl, "the analytic rule is counted apart"
+    assert "where the models learn: 1 PASS, 1 INCONCLUSIVE" in hasfl, "the analytic rule is counted apart"
     assert "analytic and structural: 1 of 1 hold" in hasfl
     assert "Reproduced where the models learn:" in hasfl and f"[`{TABLE4}`]" in hasfl
     assert "What this scale cannot decide" in hasfl and f"[`{ABLATION}`]" in hasfl
@@ -62,8 +62,9 @@ def test_a_relation_tested_where_the_models_barely_learn_is_weak() -> None:
 def test_a_finding_shows_the_tested_bound_and_the_paper_one_apart() -> None:
     energy = "fedhenet.energy.about-70-percent-saved"
     text = _findings([_verdict(energy, "standard", "PASS")], ["standard"])
-    row = next(line for line in text.splitlines() if line.startswith(f"- [`{energy}`]"))
-    assert "tested: > 0; the paper: in [0.63, 0.77], not tested at this scale" in row
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"- [`{energy}`]"))
+    assert lines[start + 2] == "  - tested: > 0; the paper: in [0.63, 0.77], not tested at this scale"
 
 
 def test_a_paper_not_run_at_a_profile_gets_one_line_and_skipped_checks_are_not_counted_as_failing() -> None:
@@ -134,7 +135,7 @@ def test_the_digest_shows_a_verdict_that_seeds_added_until_decided_changed_besid
     text = "\n".join(digest(CATALOG, verdicts, _levels(verdicts), ["smoke", "learning"], lambda claim: f"#{claim}",
                             sequential={(central, "learning"): changed, (central, "smoke"): kept}))
     (row,) = [line for line in text.splitlines() if f"#{central}" in line]
-    assert "| undecided, no level | undecided, no level; PASS at 6 seeds (sequential) |" in row
+    assert "| INCONCLUSIVE, no level | INCONCLUSIVE, no level; PASS at 6 seeds (sequential) |" in row
 
 
 def test_the_digest_counts_central_claims_decided_where_the_models_learn() -> None:

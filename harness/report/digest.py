@@ -13,7 +13,7 @@ from harness.verdicts.levels import LEARNED, Level
 from harness.verdicts.verify import Verdict
 
 MAX_LINES = 60
-SHORT_STATUS = {"PASS": "PASS", "FAIL": "FAIL", "INCONCLUSIVE": "undecided", "SKIPPED": "—", "ERROR": "ERROR"}
+SHORT_STATUS = {"PASS": "PASS", "FAIL": "FAIL", "INCONCLUSIVE": "INCONCLUSIVE", "SKIPPED": "—", "ERROR": "ERROR"}
 
 
 def bound_text(expectation: schema.ExpectationBase | None, labels: Mapping[str, str] | None = None) -> str:
@@ -78,7 +78,7 @@ def _undecided_why(verdicts) -> str:
 
 
 def counts_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> str:
-    """'learn: 3 PASS, 1 FAIL, 4 undecided · barely learn (weak): … · costs … · analytic 18 of 18 hold · …'."""
+    """'learn: 3 PASS, 1 FAIL, 4 INCONCLUSIVE · barely learn (weak): … · costs … · analytic 18 of 18 hold · …'."""
     groups: dict[str, Counter] = {}
     skipped, unavailable = 0, 0
     for verdict in verdicts:
@@ -133,9 +133,9 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
     lines = ["## Digest", "",
              "Per paper, its central claims (abstract and conclusion) at each profile: *weak* marks a verdict where "
              f"the models barely learn (below {LEARNED} of the paper's gain over chance) or the effect is below the "
-             "smallest of interest. The number is the largest scale's, against the bound tested there and the "
-             "paper's (at the profile's seeds; a verdict that seeds added until decided changed is shown beside "
-             "it).", ""]
+             "smallest of interest.",
+             "The number is the largest scale's, against the bound tested there and the paper's (at the profile's "
+             "seeds; a verdict that seeds added until decided changed is shown beside it).", ""]
     for paper, claim_file in catalog.papers.items():
         if not any(v.paper == paper for v in verdicts):
             continue

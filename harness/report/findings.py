@@ -9,7 +9,7 @@ it, labelled as not tested at this scale.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from harness.loading.catalog import Catalog
 from harness.report.digest import counts_line, tested_and_paper
@@ -49,16 +49,18 @@ def _first_sentence(text: str) -> str:
 
 def findings(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profiles: list[str], link,
              studies: Mapping[str, list[str]] | None = None,
-             data_problems: Mapping[str, str] | None = None) -> list[str]:
-    """The findings section: per paper and per profile that ran, then the paper's scale studies
-    (lines per paper, `harness.report.studies.study_findings`)."""
-    lines = ["## Findings", "",
-             f"Per paper and profile, grouped by evidence level: *where the models learn* (the claim's reference "
-             f"variant reached at least {LEARNED} of the paper's gain in accuracy over chance, and the effect is no "
-             "smaller than its metric's smallest of interest), *where they barely learn* (weak evidence: a PASS "
-             "there is not a reproduction, a FAIL not a non-reproduction, by itself), measured costs, and analytic "
-             "and structural checks (a rule, a count, exact algebra: they hold at any scale). Every row gives the "
-             "bound tested at that profile, and the paper's where it differs.", ""]
+             data_problems: Mapping[str, str] | None = None, legend: Sequence[str] = ()) -> list[str]:
+    """The findings section, opened by the verdicts' `legend`: per paper and per profile that ran, then
+    the paper's scale studies (lines per paper, `harness.report.studies.study_findings`)."""
+    lines = ["## Findings", "", *legend, "",
+             "Per paper and profile, verdicts are grouped by evidence level:",
+             f"- *where the models learn*: the claim's reference variant reached at least {LEARNED} of the paper's "
+             "gain in accuracy over chance, and the effect is no smaller than its metric's smallest of interest;",
+             "- *where they barely learn* (weak evidence): a PASS there is not a reproduction, a FAIL not a "
+             "non-reproduction, by itself;",
+             "- measured costs, and analytic and structural checks (a rule, a count, exact algebra: they hold at any "
+             "scale).",
+             "", "Every row gives the bound tested at that profile, and the paper's where it differs.", ""]
     by_paper: dict[str, list] = {}
     for verdict in verdicts:
         by_paper.setdefault(verdict.paper, []).append(verdict)
@@ -75,11 +77,13 @@ def findings(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level]
     return lines
 
 
-def _row(catalog: Catalog, verdict, level: Level, link) -> str:
+def _row(catalog: Catalog, verdict, level: Level, link) -> list[str]:
+    """A claim's item: its statement, then what was observed, the bound tested, its level and whose FAIL."""
     loaded = catalog.claim(verdict.claim)
-    return (f"- [`{verdict.claim}`]({link(verdict.claim)}): {_short(loaded.claim.statement, 110)} Observed: "
-            f"{_short(verdict.observed, 180) or '—'}; {tested_and_paper(catalog, verdict.claim, verdict.profile)}"
-            f" — {level.text}" + (f". Whose FAIL: {level.attribution}" if level.attribution else ""))
+    return [f"- [`{verdict.claim}`]({link(verdict.claim)}): {_short(loaded.claim.statement, 110)}",
+            f"  - observed: {_short(verdict.observed, 240) or '—'}",
+            f"  - {tested_and_paper(catalog, verdict.claim, verdict.profile)}",
+            f"  - {_short(level.text, 280)}" + (f"; whose FAIL: {level.attribution}" if level.attribution else "")]
 
 
 def _needed(verdict) -> str:
@@ -143,14 +147,16 @@ def _paper_at_profile(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str
         lines += [title, ""]
         for verdict in chosen:
             note = catalog.claim(verdict.claim).claim.note if status == "FAIL" else ""
-            lines.append(_row(catalog, verdict, level(verdict), link)
-                         + (f". {_short(_first_sentence(note), 200)}" if note else ""))
+            lines += _row(catalog, verdict, level(verdict), link)
+            if note:
+                lines.append(f"  - the claim's note: {_short(_first_sentence(note), 240)}")
         lines.append("")
     undecided = [v for v in verdicts if v.status in ("INCONCLUSIVE", "ERROR") and level(v).group != "analytic"]
     if undecided:
         lines += ["What this scale cannot decide:", ""]
-        lines += [_row(catalog, v, level(v), link) + f"; {_needed(v) if v.status == 'INCONCLUSIVE' else v.reason}"
-                  for v in undecided]
+        for v in undecided:
+            lines += [*_row(catalog, v, level(v), link),
+                      f"  - {_needed(v) if v.status == 'INCONCLUSIVE' else _short(v.reason, 280)}"]
         lines.append("")
     skipped = [v for v in verdicts if v.status == "SKIPPED" and level(v).group != "analytic"]
     if skipped:
