@@ -70,7 +70,8 @@ def test_without_a_declared_reference_the_level_is_unknown_not_weak(monkeypatch)
     loaded = CATALOG.specs["fedrolex-cifar10"]
     monkeypatch.setattr(loaded, "spec", loaded.spec.model_copy(update={"reference": None}))
     level = level_reader(CATALOG, {}).level(_verdict("fedrolex.participation.10pct", "smoke", "FAIL"))
-    assert level.group == "unleveled" and "declares no reference" in level.text and not level.attribution
+    assert level.group == "unleveled" and "declares no reference" in level.text
+    assert level.attribution == "unexplained"  # no level to explain it, and the claim declares none at smoke
 
 
 def test_a_reference_not_measured_at_the_profile_gives_no_level() -> None:
@@ -124,3 +125,44 @@ def test_a_reference_run_shared_with_another_experiment_is_found_under_its_own_n
 
     measured = reference_accuracies(CATALOG, lookup, ["smoke"])
     assert measured[("fedhenet-heterogeneity", "oneclass-n10", "smoke")] == Measured(pytest.approx(59.8), 10.0)
+
+
+def test_a_fail_the_level_does_not_explain_takes_its_claims_attribution_or_is_unexplained() -> None:
+    from harness.report.digest import unexplained_line
+    from harness.verdicts.levels import UNEXPLAINED
+
+    reader = level_reader(CATALOG, {("hasfl-shakespeare", "hasfl", "smoke"): Measured(26.2, chance=20.5),
+                                    ("hasfl-shakespeare", "hasfl", "standard"): Measured(26.2, chance=20.5)})
+    declared = _verdict("hasfl.table6.shakespeare.hasfl-weakest-vs-uniform", "smoke", "FAIL")
+    assert reader.level(declared).attribution.startswith("the scale: after 30 rounds")
+    bare = _verdict("hasfl.table6.shakespeare.hasfl-weakest-vs-uniform", "standard", "FAIL")
+    assert reader.level(bare).attribution == UNEXPLAINED
+    passed = _verdict("hasfl.table6.shakespeare.hasfl-weakest-vs-uniform", "smoke", "PASS")
+    assert reader.level(passed).attribution == ""
+    levels = {(v.claim, v.profile): reader.level(v) for v in (declared, bare)}
+    (line, _) = unexplained_line([declared, bare], levels)
+    assert "`hasfl.table6.shakespeare.hasfl-weakest-vs-uniform` at `standard`" in line and "`smoke`" not in line
+
+
+def test_an_attribution_at_a_profile_the_claim_does_not_test_is_refused() -> None:
+    from pydantic import ValidationError
+
+    from harness.schema.claim import Claim
+
+    raw = CATALOG.claim("hasfl.table6.shakespeare.hasfl-weakest-vs-uniform").claim.model_dump(mode="json",
+                                                                                              exclude_none=True)
+    raw["attribution"] = {"smok": {"whose": "the scale", "evidence": "a profile name with a typo in it"}}
+    with pytest.raises(ValidationError, match="attribution at smok"):
+        Claim.model_validate(raw)
+    raw["attribution"] = {"smoke": {"whose": "nobody", "evidence": "a whose the schema does not know"}}
+    with pytest.raises(ValidationError, match="whose"):
+        Claim.model_validate(raw)
+
+
+def test_every_fail_in_the_committed_report_says_whose_it_is() -> None:
+    import json
+
+    verdicts = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))["verdicts"]
+    fails = [v for v in verdicts if v["status"] == "FAIL"]
+    assert fails and all(v["level"]["attribution"] for v in fails), [v["claim"] for v in fails
+                                                                      if not v["level"]["attribution"]]

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 
 from harness.loading.catalog import Catalog
 from harness.schema import claim as schema
-from harness.verdicts.levels import LEARNED, Level
+from harness.verdicts.levels import LEARNED, UNEXPLAINED, Level
 from harness.verdicts.verify import Verdict
 
 MAX_LINES = 60
@@ -160,7 +160,15 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
                 lines.append(f"- `{profile}`: {counts_line(at, levels)}")
         lines += (along or {}).get(paper, [])
         lines.append("")
-    return lines
+    return lines + unexplained_line(verdicts, levels)
+
+
+def unexplained_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> list[str]:
+    """The FAILs whose attribution is UNEXPLAINED: neither the level nor the claim says whose they are."""
+    unexplained = [f"`{v.claim}` at `{v.profile}`" for v in verdicts
+                   if v.status == "FAIL" and levels[(v.claim, v.profile)].attribution == UNEXPLAINED]
+    return [f"**FAILs unexplained** (whose they are, the paper's, the implementation's or the scale's, is not "
+            f"known): {', '.join(unexplained) if unexplained else 'none'}.", ""]
 
 
 def decided_where_learning(central: list[str], by_claim: Mapping[str, Mapping[str, Verdict]],

@@ -691,6 +691,21 @@ QuoteOrigin = Literal["paper", "authors-readme"]
 """Where `statement` is quoted from: the paper itself, or the authors' repository README."""
 
 
+Whose = Literal["the paper", "the implementation", "the scale"]
+
+
+class Attribution(StrictModel):
+    """Whose a FAIL at a profile is, with the evidence: the paper's (its own numbers or text disagree
+    with the sentence), the implementation's (a departure from the paper, named), or the scale's
+    (a study or a measurement at this scale shows the limit)."""
+
+    whose: Whose
+    evidence: Annotated[str, Field(min_length=20)]
+
+    def text(self) -> str:
+        return f"{self.whose}: {self.evidence}"
+
+
 class Claim(StrictModel):
     id: ClaimId
     statement: Annotated[str, Field(min_length=10)]
@@ -704,6 +719,9 @@ class Claim(StrictModel):
     rejections are corrected together (Holm across the family)."""
     role: Role = "paper"
     quote_from: QuoteOrigin = "paper"
+    attribution: dict[Identifier, Attribution] = Field(default_factory=dict)
+    """Per profile, whose the FAIL there is (read only where the verdict is a FAIL the learning level
+    does not already explain)."""
 
     def alpha_at(self, profile: str) -> float:
         """The significance level of its test at `profile` (the default 0.05 where it states no test there)."""
@@ -718,6 +736,10 @@ class Claim(StrictModel):
         if self.role == "probe" and not self.note.strip():
             raise PydanticCustomError("probe_without_note", "a probe needs a note saying what the project tests "
                                       "that the paper does not, and why")
+        stray = sorted(set(self.attribution) - set(self.expect))
+        if stray:
+            raise PydanticCustomError("attribution_without_expectation", "attribution at {profiles}, where the claim "
+                                      "states no expectation", {"profiles": ", ".join(stray)})
         if self.quote_from == "authors-readme" and "readme" not in self.source.lower():
             raise PydanticCustomError("readme_quote_without_source", "a statement quoted from the authors' README "
                                       "needs a source naming that README, not '{source}'", {"source": self.source})

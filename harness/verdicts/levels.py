@@ -27,20 +27,23 @@ level, whichever variants it compares: an ablation or a collapsed baseline is ne
   the protocol's structure or exact algebra);
 - `diagnostic`: labelled measurements that are not the paper's claims (roles `diagnostic` and `probe`).
 
-A FAIL carries an attribution where the level explains it: below `LEARNED` it is the scale's (the
-models at that profile are too far from the paper's to tell); otherwise it is left unexplained here.
+Every FAIL carries an attribution: below `LEARNED` it is the scale's (the models at that profile are
+too far from the paper's to tell); otherwise the claim's own for that profile (`attribution:` in its
+YAML: the paper's, the implementation's or the scale's, with the evidence), else `UNEXPLAINED`.
 """
 from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from harness.kinds.evaluations import MissingValue
 from harness.loading.catalog import Catalog
 
 LEARNED = 0.5
 """The learning level (share of the paper's gain over chance) from which the models count as learning."""
+UNEXPLAINED = "unexplained"
+"""The attribution of a FAIL neither its level nor its claim explains."""
 GROUPS = ("learned", "weak", "unleveled", "independent", "cost", "analytic", "diagnostic")
 
 
@@ -65,7 +68,7 @@ class Level:
     """The learning level (None where it does not apply or could not be read)."""
     text: str = ""
     attribution: str = ""
-    """For a FAIL: whose it is, where the level tells ('' otherwise)."""
+    """For a FAIL: whose it is (the level's, the claim's own, or UNEXPLAINED); '' for any other verdict."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -168,6 +171,15 @@ class LevelReader:
                           f"{reference.accuracy:g}% ({reference.source}; {chance_text}, {chance:.3g}%)")
 
     def level(self, verdict) -> Level:
+        """The verdict's group and level; a FAIL's attribution is the level's where it explains it, else the
+        claim's own for the profile, else UNEXPLAINED."""
+        found = self._level(verdict)
+        if verdict.status != "FAIL" or found.attribution:
+            return found
+        declared = self.catalog.claim(verdict.claim).claim.attribution.get(verdict.profile)
+        return replace(found, attribution=declared.text() if declared else UNEXPLAINED)
+
+    def _level(self, verdict) -> Level:
         loaded = self.catalog.claim(verdict.claim)
         claim = loaded.claim
         target = self.catalog.specs[claim.experiment]
