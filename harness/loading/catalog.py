@@ -524,6 +524,11 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
                 metric.args.model_validate(obs.args)
             except ValidationError as error:
                 problems.extend(_problems_from(error, doc, (*path, "observe", "args"), obs.args))
+    if claim.role == "implementation" and not _fixed_by_the_code_path(kind, obs):
+        report(("role",), "an implementation check observes what the code path fixes (a kind that trains "
+                          "nothing, or a structural metric or one that does not depend on learning); "
+                          f"{getattr(obs, 'metric', 'a correlation')!r} of kind {kind.name!r} depends on how the "
+                          "models learn")
     for profile, expectation in claim.expect.items():
         sub = ("expect", profile)
         if profile not in spec.profiles:
@@ -537,6 +542,13 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
                 if problem:
                     report(sub, problem)
     return len(problems) == before
+
+
+def _fixed_by_the_code_path(kind: ExperimentKind, obs) -> bool:
+    if kind.evidence == "analytic":
+        return True
+    metric = kind.metrics.get(getattr(obs, "metric", ""))
+    return metric is not None and (metric.structural or metric.independent)
 
 
 def _spread_fixed_by_config(target: LoadedSpec, obs, expectation, profile: str) -> str | None:

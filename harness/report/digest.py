@@ -78,7 +78,7 @@ def _undecided_why(verdicts) -> str:
 
 
 def counts_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> str:
-    """'learn: 3 PASS, 1 FAIL, 4 INCONCLUSIVE · barely learn (weak): … · costs … · analytic 18 of 18 hold · …'."""
+    """'where the models learn: 3 PASS, 1 FAIL · weak: … · costs … · analytic: 18 of 18 hold · …'."""
     groups: dict[str, Counter] = {}
     skipped, unavailable = 0, 0
     for verdict in verdicts:
@@ -93,22 +93,23 @@ def counts_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> str:
         return ", ".join(parts) or "none"
 
     parts = [f"where the models learn: {tally(groups.get('learned', Counter()))}",
-             f"barely learn (weak): {tally(groups.get('weak', Counter()))}"]
+             f"weak: {tally(groups.get('weak', Counter()))}"]
     if "unleveled" in groups:
         parts.append(f"no learning level: {tally(groups['unleveled'])}")
     if "independent" in groups:
         parts.append(f"independent of learning: {tally(groups['independent'])}")
     if "cost" in groups:
         parts.append(f"costs: {tally(groups['cost'])}")
-    analytic = groups.get("analytic", Counter())
-    if analytic:
-        parts.append(f"analytic and structural: {analytic['PASS']} of {sum(analytic.values())} hold")
+    for group, title in (("analytic", "analytic"), ("implementation", "implementation checks")):
+        held = groups.get(group, Counter())
+        if held:
+            parts.append(f"{title}: {held['PASS']} of {sum(held.values())} hold")
     if "diagnostic" in groups:
         parts.append(f"diagnostics: {sum(groups['diagnostic'].values())}")
     if unavailable:
         parts.append(f"data set not available here: {unavailable}")
     if skipped:
-        parts.append(f"not tested at this scale: {skipped}")
+        parts.append(f"not tested here: {skipped}")
     return " · ".join(parts)
 
 
@@ -130,16 +131,14 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
     by_claim: dict[str, dict[str, Verdict]] = {}
     for verdict in verdicts:
         by_claim.setdefault(verdict.claim, {})[verdict.profile] = verdict
-    lines = ["## Digest", "",
-             "Per paper, its central claims (abstract and conclusion) at each profile: *weak* marks a verdict where "
-             f"the models barely learn (below {LEARNED} of the paper's gain over chance) or the effect is below the "
-             "smallest of interest.",
-             "The number is the largest scale's, against the bound tested there and the paper's (at the profile's "
-             "seeds; a verdict that seeds added until decided changed is shown beside it).", ""]
+    lines = ["## Digest",
+             "Per paper, its central claims (abstract and conclusion) at each profile; *weak*: the models barely learn "
+             f"(below {LEARNED} of the paper's gain over chance) or the effect is below the smallest of interest. "
+             "The number is the largest scale's, against the bound tested there and the paper's.", ""]
     for paper, claim_file in catalog.papers.items():
         if not any(v.paper == paper for v in verdicts):
             continue
-        lines += [f"### {claim_file.title}", "",
+        lines += [f"### {claim_file.title}",
                   "| central claim | " + " | ".join(f"`{p}`" for p in profiles) + " | largest scale's number |",
                   "|---|" + "---|" * len(profiles) + "---|"]
         for claim_id in claim_file.central:
@@ -153,7 +152,8 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
                       else _undecided_why(per_profile.values()))
             lines.append(f"| [{_short(statement, 70)}]({link(claim_id)}) | " + " | ".join(cells)
                          + f" | {number} |")
-        lines += ["", f"- {decided_where_learning(claim_file.central, by_claim, levels, profiles)}"]
+        lines += ["", f"- {decided_where_learning(claim_file.central, by_claim, levels, profiles)}",
+                  *implementation_line(paper, verdicts, levels, profiles)]
         for profile in profiles:
             at = [v for v in verdicts if v.paper == paper and v.profile == profile]
             if at and any(v.status != "SKIPPED" for v in at):
@@ -161,6 +161,27 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
         lines += (along or {}).get(paper, [])
         lines.append("")
     return lines + unexplained_line(verdicts, levels)
+
+
+def implementation_line(paper: str, verdicts, levels: Mapping[tuple[str, str], Level],
+                        profiles: list[str]) -> list[str]:
+    """The paper's implementation checks, each with its verdicts over the profiles ('PASS': at every one)."""
+    by_claim: dict[str, dict[str, str]] = {}
+    for verdict in verdicts:
+        if (verdict.paper == paper and verdict.status != "SKIPPED"
+                and levels[(verdict.claim, verdict.profile)].group == "implementation"):
+            by_claim.setdefault(verdict.claim, {})[verdict.profile] = verdict.status
+    if not by_claim:
+        return []
+
+    def shown(statuses: Mapping[str, str]) -> str:
+        if len(set(statuses.values())) == 1:
+            return next(iter(statuses.values()))
+        return ", ".join(f"{statuses[p]} at `{p}`" for p in profiles if p in statuses)
+
+    return ["- implementation checks (fixed by the code path, not reproductions): "
+            + ", ".join(f"`{claim.removeprefix(paper + '.')}` {shown(statuses)}"
+                        for claim, statuses in by_claim.items())]
 
 
 def unexplained_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> list[str]:
@@ -174,7 +195,10 @@ def unexplained_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> list[
 def decided_where_learning(central: list[str], by_claim: Mapping[str, Mapping[str, Verdict]],
                            levels: Mapping[tuple[str, str], Level], profiles: list[str]) -> str:
     """'Central claims decided where the models learn: k of n (…)': a central claim counts when some profile
-    gave it PASS or FAIL with its models at level LEARNED or above."""
+    gave it PASS or FAIL with its models at level LEARNED or above; implementation checks are not among the n."""
+    checks = [c for c in central if any(level.group == "implementation" for (claim, _), level in levels.items()
+                                        if claim == c)]
+    central = [c for c in central if c not in checks]
     decided = []
     for claim_id in central:
         found = [f"{v.status} at `{p}`" for p in profiles if (v := by_claim.get(claim_id, {}).get(p)) is not None
@@ -182,8 +206,9 @@ def decided_where_learning(central: list[str], by_claim: Mapping[str, Mapping[st
                  and level.group == "learned"]
         if found:
             decided.append(f"`{claim_id}` {found[-1]}")
-    return (f"**Central claims decided where the models learn: {len(decided)} of {len(central)}**"
-            + (f" ({'; '.join(decided)})." if decided else "."))
+    besides = f" ({len(checks)} more are implementation checks)" if checks else ""
+    return (f"**Central claims decided where the models learn: {len(decided)} of {len(central)}**{besides}"
+            + (f": {'; '.join(decided)}." if decided else "."))
 
 
 def _short(text: str, limit: int) -> str:

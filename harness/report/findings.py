@@ -127,6 +127,7 @@ SECTIONS = (
     ("cost", "PASS", "Measured costs that hold:"),
     ("cost", "FAIL", "Measured costs that do not:"),
     ("analytic", "FAIL", "Analytic or structural checks that fail:"),
+    ("implementation", "FAIL", "Implementation checks that fail (the implementation departs from the paper):"),
     ("diagnostic", "FAIL", "Diagnostics that fail (labelled measurements, not the paper's claims):"),
 )
 

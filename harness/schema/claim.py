@@ -676,10 +676,13 @@ Expectation = Annotated[
 ClaimId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 
 
-Role = Literal["paper", "diagnostic", "probe"]
-"""`paper`: the claim checks what the paper states. `diagnostic`: a second, labelled measurement
-that is not the paper's claim (another denominator, this implementation's message, cached
-features), kept to explain a paper claim's verdict and counted apart from the paper's claims.
+Role = Literal["paper", "diagnostic", "probe", "implementation"]
+"""`paper`: the claim checks what the paper states. `implementation`: a check that the implementation
+follows the paper, whose outcome is fixed by the code path (no training and no data decide it): it
+can fail only by a changed implementation, so it is counted apart and never as a reproduction.
+`diagnostic`: a second, labelled measurement that is not the paper's claim (another denominator,
+this implementation's message, cached features), kept to explain a paper claim's verdict and
+counted apart from the paper's claims.
 `probe`: the project's own test of a sentence the paper states but does not test itself (an
 attack the paper does not claim to resist); counted with the diagnostics, never as the paper's
 failed experiment."""
@@ -720,8 +723,8 @@ class Claim(StrictModel):
     role: Role = "paper"
     quote_from: QuoteOrigin = "paper"
     attribution: dict[Identifier, Attribution] = Field(default_factory=dict)
-    """Per profile, whose the FAIL there is (read only where the verdict is a FAIL the learning level
-    does not already explain)."""
+    """Per profile, whose the FAIL there is (read only where the verdict there is a FAIL; it comes
+    before the learning level's general reading)."""
 
     def alpha_at(self, profile: str) -> float:
         """The significance level of its test at `profile` (the default 0.05 where it states no test there)."""

@@ -25,11 +25,13 @@ level, whichever variants it compares: an ablation or a collapsed baseline is ne
   learning level applies;
 - `analytic`: analytic and structural checks (a kind that trains nothing, or a metric fixed by
   the protocol's structure or exact algebra);
+- `implementation`: checks that the implementation follows the paper (role `implementation`): their
+  outcome is fixed by the code path, so they can fail only by a changed implementation;
 - `diagnostic`: labelled measurements that are not the paper's claims (roles `diagnostic` and `probe`).
 
-Every FAIL carries an attribution: below `LEARNED` it is the scale's (the models at that profile are
-too far from the paper's to tell); otherwise the claim's own for that profile (`attribution:` in its
-YAML: the paper's, the implementation's or the scale's, with the evidence), else `UNEXPLAINED`.
+Every FAIL carries an attribution: the claim's own for that profile (`attribution:` in its YAML: the
+paper's, the implementation's or the scale's, with the evidence); else, below `LEARNED`, the scale's
+(the models at that profile are too far from the paper's to tell); else `UNEXPLAINED`.
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ LEARNED = 0.5
 """The learning level (share of the paper's gain over chance) from which the models count as learning."""
 UNEXPLAINED = "unexplained"
 """The attribution of a FAIL neither its level nor its claim explains."""
-GROUPS = ("learned", "weak", "unleveled", "independent", "cost", "analytic", "diagnostic")
+GROUPS = ("learned", "weak", "unleveled", "independent", "cost", "analytic", "implementation", "diagnostic")
 
 
 @dataclass(frozen=True)
@@ -171,13 +173,15 @@ class LevelReader:
                           f"{reference.accuracy:g}% ({reference.source}; {chance_text}, {chance:.3g}%)")
 
     def level(self, verdict) -> Level:
-        """The verdict's group and level; a FAIL's attribution is the level's where it explains it, else the
-        claim's own for the profile, else UNEXPLAINED."""
+        """The verdict's group and level; a FAIL's attribution is its claim's own for the profile, else the
+        level's where the models barely learn, else UNEXPLAINED."""
         found = self._level(verdict)
-        if verdict.status != "FAIL" or found.attribution:
+        if verdict.status != "FAIL":
             return found
         declared = self.catalog.claim(verdict.claim).claim.attribution.get(verdict.profile)
-        return replace(found, attribution=declared.text() if declared else UNEXPLAINED)
+        if declared is not None:  # the claim's evidence is specific; the level's is general
+            return replace(found, attribution=declared.text())
+        return found if found.attribution else replace(found, attribution=UNEXPLAINED)
 
     def _level(self, verdict) -> Level:
         loaded = self.catalog.claim(verdict.claim)
@@ -186,6 +190,9 @@ class LevelReader:
         role = getattr(claim, "role", "paper")
         if role == "diagnostic":
             return Level("diagnostic", text="a labelled measurement, not the paper's claim")
+        if role == "implementation":
+            return Level("implementation", text="an implementation check: fixed by the code path (no training or "
+                                                "data decides it), so never counted as a reproduction")
         if role == "probe":
             return Level("diagnostic", text="the project's own test of a sentence the paper does not test itself, "
                                             "not the paper's experiment")
