@@ -150,3 +150,25 @@ def test_the_digest_counts_central_claims_decided_where_the_models_learn() -> No
         f"**Central claims decided where the models learn: 0 of {len(central)}**")
     line = decided_where_learning(central, verdicts, learned, ["smoke", "learning"])
     assert f": 1 of {len(central)}**" in line and f"`{headline}` PASS at `learning`" in line
+
+
+def test_a_number_that_stands_in_for_the_papers_quantity_says_so_with_the_conversion() -> None:
+    import dataclasses
+
+    from harness.report.proxies import proxy_notes
+
+    upload = dataclasses.replace(_verdict("fedrolex.cost.communication-below-upper-bound", "smoke", "FAIL"),
+                                 runs=["u"])
+    energy = dataclasses.replace(_verdict("fedhenet.energy.about-70-percent-saved", "standard", "PASS"),
+                                 runs=["cpu", "rapl"])
+    records = {"u": {"status": "ok", "result": {}},
+               "cpu": {"status": "ok", "result": {"energy_source": "cpu-time-proxy"}},
+               "rapl": {"status": "ok", "result": {"energy_source": "rapl"}}}
+    notes = proxy_notes(CATALOG, [upload, energy], records)
+    assert notes[(upload.claim, "smoke")].startswith("communication counted in model coordinates")
+    assert "CPU seconds at an assumed 10 W per busy core" in notes[(energy.claim, "standard")]
+    measured = dataclasses.replace(energy, runs=["rapl"])
+    assert (energy.claim, "standard") not in proxy_notes(CATALOG, [measured], records), "RAPL is a measurement"
+    text = "\n".join(findings(CATALOG, [upload], _levels([upload]), ["smoke"], lambda claim: f"#{claim}",
+                              proxies=notes))
+    assert "  - a proxy: communication counted in model coordinates" in text

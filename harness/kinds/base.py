@@ -69,6 +69,13 @@ class Metric:
     the claim is ERROR, naming the record, variant, seed and round; `harness.kinds.evaluations`)."""
     example_args: Mapping[str, Any] | None = None
     """Arguments to read an example record with, where `args` has required fields."""
+    proxy: str | Callable[[Result], str] = ""
+    """What the value stands in for, with the conversion, where it is not the paper's own quantity
+    (communication counted in coordinates, computation in MACs, energy from CPU time); a callable
+    decides from the run's result (e.g. energy measured by RAPL is not a proxy). '' : not a proxy."""
+
+    def proxy_text(self, result: Result) -> str:
+        return self.proxy(result) if callable(self.proxy) else self.proxy
 
     def is_deterministic(self, config: Mapping[str, Any]) -> bool:
         return self.deterministic(config) if callable(self.deterministic) else bool(self.deterministic)

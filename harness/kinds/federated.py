@@ -138,6 +138,10 @@ def _allocation_is_static(config) -> bool:
     return POLICIES.load(config["federation"]["policy"]["name"]).static
 
 
+UPLOAD_PROXY = ("communication counted in model coordinates a client uploads (parameter counts), not in bytes "
+                "sent: a ratio of coordinates equals the ratio of bytes at one number format and no compression")
+COMPUTE_PROXY = ("computation counted in multiply-accumulates of one forward pass of the sub-model (MACs, "
+                 "measured by the model's hooks), not in training time")
 AT_CAP_TOLERANCE = 1e-9
 
 
@@ -259,10 +263,12 @@ FEDERATED_TRAINING = ExperimentKind(
                                 _unit_count_cv, numerics_invariant=_allocation_is_static),
         "compute_reduction": Metric("full model's MACs over the mean MACs of a client's sub-model per client-round "
                                     "(how many times less computation a participant does than at full width)",
-                                    updates.compute_reduction, numerics_invariant=_allocation_is_static),
+                                    updates.compute_reduction, numerics_invariant=_allocation_is_static,
+                                    proxy=COMPUTE_PROXY),
         "upload_reduction": Metric("full model's coordinates over the mean size of a client's update per "
                                    "client-round (how many times less a participant uploads than at full width)",
-                                   updates.upload_reduction, numerics_invariant=_allocation_is_static),
+                                   updates.upload_reduction, numerics_invariant=_allocation_is_static,
+                                   proxy=UPLOAD_PROXY),
         "final_untrained_unit_fraction": Metric(
             "mean over sliced layers of the share of units outside the largest final allocation (HAS-FL, nested "
             "sub-models): the channels no client's final sub-model holds", adaptation.final_untrained_unit_fraction),

@@ -9,6 +9,7 @@ import math
 
 from harness.kinds.base import ExperimentKind, KindExample, Learning, Metric, Plot, classified
 from harness.kinds.evaluations import required
+from methods.energy import CPU_TIME_PROXY, PROXY_WATTS_PER_CORE
 
 
 def _field(key: str):
@@ -107,6 +108,14 @@ def _draw_pipeline_seconds(ax, results_by_variant, labels):
           "seconds of the whole pipeline from images")
 
 
+def _energy_proxy(result) -> str:
+    """Energy read from CPU time is a proxy; RAPL's package counters are a measurement."""
+    if result.get("energy_source") != CPU_TIME_PROXY:
+        return ""
+    return (f"energy from the process's CPU seconds at an assumed {PROXY_WATTS_PER_CORE:g} W per busy core (no RAPL "
+            "counter readable here): a ratio of two such energies is their ratio of CPU seconds")
+
+
 STRUCTURAL = ("rounds", "max_abs_diff_to_centralised", "accuracy_gap_to_centralised", "prediction_disagreement",
               "encrypted_to_plain_payload_ratio", "upload_bytes_per_client", "total_bytes", "total_bytes_full_network",
               "coordinator_recovers_client_moments", "coordinator_moment_relative_error",
@@ -189,12 +198,13 @@ FEDHENET = ExperimentKind(
             "energy of the method's whole pipeline from images (methods.energy: RAPL package counters where "
             "readable, else a proxy, the process's CPU seconds at an assumed 10 W per busy core; the record's "
             "energy_source says which); NaN for cached-features runs", _field("pipeline_energy_joules"), unit="J",
-            varies=True),
+            varies=True, proxy=_energy_proxy),
         "pipeline_cpu_seconds": Metric("CPU seconds of the process over the whole pipeline from images (all its "
                                        "threads)", _field("pipeline_cpu_seconds"), unit="s", varies=True),
         "energy_saved_fraction": Metric(
             "1 - this pipeline's energy / its reference pipeline's (config `reference`: another variant, same seed "
-            "and profile); NaN without a reference", _field("energy_saved_fraction"), varies=True),
+            "and profile); NaN without a reference", _field("energy_saved_fraction"), varies=True,
+            proxy=_energy_proxy),
         "pipeline_seconds_saved_fraction": Metric(
             "1 - this pipeline's seconds / its reference pipeline's (config `reference`); NaN without a reference",
             _field("pipeline_seconds_saved_fraction"), varies=True),

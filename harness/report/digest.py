@@ -123,7 +123,8 @@ def _sequential_cell(entry: Mapping | None) -> str:
 
 def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profiles: list[str],
            link: Callable[[str], str], along: Mapping[str, list[str]] | None = None,
-           sequential: Mapping[tuple[str, str], Mapping] | None = None) -> list[str]:
+           sequential: Mapping[tuple[str, str], Mapping] | None = None,
+           proxies: Mapping[tuple[str, str], str] | None = None) -> list[str]:
     """The digest's lines (heading included); `along`: per paper, what its scale studies found of its
     central claims (one line each); `sequential`: per (claim, profile), what `--until-decided` found
     (`harness.sequential.results`), shown beside the fixed-n verdict it changed."""
@@ -147,7 +148,8 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
             cells = [_status_cell(per_profile.get(p), levels.get((claim_id, p)))
                      + _sequential_cell(sequential.get((claim_id, p))) for p in profiles]
             strongest = _strongest(per_profile, profiles)
-            number = (f"`{strongest.profile}`: {_observed_number(strongest)} "
+            proxy = strongest is not None and (claim_id, strongest.profile) in (proxies or {})
+            number = (f"`{strongest.profile}`: {_observed_number(strongest)}{' (a proxy)' if proxy else ''} "
                       f"({tested_and_paper(catalog, claim_id, strongest.profile)})" if strongest
                       else _undecided_why(per_profile.values()))
             lines.append(f"| [{_short(statement, 70)}]({link(claim_id)}) | " + " | ".join(cells)

@@ -49,7 +49,8 @@ def _first_sentence(text: str) -> str:
 
 def findings(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profiles: list[str], link,
              studies: Mapping[str, list[str]] | None = None,
-             data_problems: Mapping[str, str] | None = None, legend: Sequence[str] = ()) -> list[str]:
+             data_problems: Mapping[str, str] | None = None, legend: Sequence[str] = (),
+             proxies: Mapping[tuple[str, str], str] | None = None) -> list[str]:
     """The findings section, opened by the verdicts' `legend`: per paper and per profile that ran, then
     the paper's scale studies (lines per paper, `harness.report.studies.study_findings`)."""
     lines = ["## Findings", "", *legend, "",
@@ -69,7 +70,7 @@ def findings(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level]
         for profile in profiles:
             at = [v for v in paper_verdicts if v.profile == profile]
             if at:
-                lines += _paper_at_profile(catalog, at, levels, profile, link, data_problems or {})
+                lines += _paper_at_profile(catalog, at, levels, profile, link, data_problems or {}, proxies or {})
         along = (studies or {}).get(paper)
         if along:
             lines += ["**Along the scale studies** — where the observation moves as the scale grows toward the "
@@ -77,11 +78,13 @@ def findings(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level]
     return lines
 
 
-def _row(catalog: Catalog, verdict, level: Level, link) -> list[str]:
-    """A claim's item: its statement, then what was observed, the bound tested, its level and whose FAIL."""
+def _row(catalog: Catalog, verdict, level: Level, link, proxy: str = "") -> list[str]:
+    """A claim's item: its statement, then what was observed (and what it is a proxy for), the bound
+    tested, its level and whose FAIL."""
     loaded = catalog.claim(verdict.claim)
     return [f"- [`{verdict.claim}`]({link(verdict.claim)}): {_short(loaded.claim.statement, 110)}",
             f"  - observed: {_short(verdict.observed, 240) or '—'}",
+            *([f"  - a proxy: {_short(proxy, 280)}"] if proxy else []),
             f"  - {tested_and_paper(catalog, verdict.claim, verdict.profile)}",
             f"  - {_short(level.text, 280)}" + (f"; whose FAIL: {level.attribution}" if level.attribution else "")]
 
@@ -133,7 +136,7 @@ SECTIONS = (
 
 
 def _paper_at_profile(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profile: str, link,
-                      data_problems: Mapping[str, str]) -> list[str]:
+                      data_problems: Mapping[str, str], proxies: Mapping[tuple[str, str], str]) -> list[str]:
     if all(v.status == "SKIPPED" for v in verdicts):
         return [f"**At `{profile}`** — no claim of this paper was run at this profile.", ""]
     lines = [f"**At `{profile}`** — {counts_line(verdicts, levels)}.", ""]
@@ -148,7 +151,7 @@ def _paper_at_profile(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str
         lines += [title, ""]
         for verdict in chosen:
             note = catalog.claim(verdict.claim).claim.note if status == "FAIL" else ""
-            lines += _row(catalog, verdict, level(verdict), link)
+            lines += _row(catalog, verdict, level(verdict), link, proxies.get((verdict.claim, profile), ""))
             if note:
                 lines.append(f"  - the claim's note: {_short(_first_sentence(note), 240)}")
         lines.append("")
@@ -156,7 +159,7 @@ def _paper_at_profile(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str
     if undecided:
         lines += ["What this scale cannot decide:", ""]
         for v in undecided:
-            lines += [*_row(catalog, v, level(v), link),
+            lines += [*_row(catalog, v, level(v), link, proxies.get((v.claim, profile), "")),
                       f"  - {_needed(v) if v.status == 'INCONCLUSIVE' else _short(v.reason, 280)}"]
         lines.append("")
     skipped = [v for v in verdicts if v.status == "SKIPPED" and level(v).group != "analytic"]

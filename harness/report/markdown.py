@@ -24,6 +24,7 @@ from harness.report.findings import evidence_of, findings, profiles_that_ran
 from harness.report.missing import missing_runs_section
 from harness.report.numerics import across_numerics_lines, committed_baseline, fragility, margin_cell, numerics_lines
 from harness.report.performance import performance_section
+from harness.report.proxies import proxy_notes
 from harness.report.sequential import sequential_entries, sequential_section
 from harness.report.studies import StudyReading, central_along_studies, read_outcome, study_dicts, study_findings
 from harness.running.provenance import git_commit, library_versions, machine
@@ -93,6 +94,7 @@ class _Report:
                               if outcome.lookup is not None else {})}
         reader = level_reader(self.catalog, self.accuracies)
         self.levels = {(v.claim, v.profile): reader.level(v) for v in outcome.verdicts}
+        self.proxies = proxy_notes(self.catalog, outcome.verdicts, self.records)
 
     def papers(self) -> list[str]:
         return list(dict.fromkeys(v.paper for v in self.outcome.verdicts))
@@ -288,6 +290,9 @@ class _Report:
                              f"| {cell(v.observed) or '—'} | {ICONS[v.status]} "
                              f"| {'—' if v.status == 'SKIPPED' else self._level_cell(level)} "
                              f"| {cell(margin_cell(v, self.baselines))} | {cell(v.reason)} |")
+        proxies = [f"`{p}`: {self.proxies[(claim, p)]}" for p in self.profiles if (claim, p) in self.proxies]
+        if proxies:
+            lines += ["", f"A proxy: {'; '.join(proxies)}."]
         if loaded.note:
             lines += ["", f"Note: {cell(loaded.note)}"]
         return lines + [""]
@@ -354,14 +359,16 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path) -> tuple[di
     lines = report.header()
     lines += digest(report.catalog, shown, report.levels, report.profiles, report.detail_link,
                     central_along_studies(report.catalog, readings), sequential_entries(settings.store_dir,
-                                                                                        report.profiles))
+                                                                                        report.profiles),
+                    report.proxies)
     lines += [SHORT_LEGEND, ""]
     if len(lines) > MAX_LINES:
         raise ValueError(f"REPORT.md's digest with its legend runs to {len(lines)} lines, more than {MAX_LINES}: "
                          "name fewer central claims in the claim files")
     lines += findings(report.catalog, shown, report.levels, report.profiles, report.detail_link,
                       study_findings(report.catalog, readings),
-                      {name: _portable(text, settings) for name, text in outcome.data.problems.items()}, LEGEND)
+                      {name: _portable(text, settings) for name, text in outcome.data.problems.items()}, LEGEND,
+                      report.proxies)
     lines += report.summary() + report.disagreements()
     lines += across_numerics_lines(settings.root, report.profiles)
     lines += study_lines
@@ -435,7 +442,8 @@ def write_report(outcome: Outcome, settings: Settings, report_path: Path) -> tup
             for r in outcome.requests if r.profile not in outcome.archived]
     payload = {"commit": report.commit, "profiles": outcome.profiles, "numerics": numerics_of(outcome),
                "archived": outcome.archived,
-               "verdicts": [{**v.to_dict(), "level": report.levels[(v.claim, v.profile)].to_dict()}
+               "verdicts": [{**v.to_dict(), "level": report.levels[(v.claim, v.profile)].to_dict(),
+                             "proxy": report.proxies.get((v.claim, v.profile), "")}
                             for v in outcome.verdicts],
                "accuracies": [{"experiment": e, "variant": v, "profile": p, "mean": m.accuracy, "chance": m.chance}
                               for (e, v, p), m in sorted(report.accuracies.items())],
