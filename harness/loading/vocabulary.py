@@ -63,7 +63,17 @@ FIELDS = {
             "it needs a `note` naming what it measures instead and which claim is the paper's. Reports count "
             "diagnostics apart from the paper's claims. `probe`: the project's own test of a sentence the paper "
             "states but does not test itself (an attack the paper does not claim to resist); it needs a `note` "
-            "saying so, and reports count it with the diagnostics, never as the paper's failed experiment.",
+            "saying so, and reports count it with the diagnostics, never as the paper's failed experiment. "
+            "`implementation`: a check that the implementation follows the paper, whose outcome the code path "
+            "fixes (no training or data decides it: a kind that trains nothing, or a structural metric or one "
+            "that does not depend on learning, else the catalog refuses it); counted apart, never as a "
+            "reproduction, and each has a test that breaks the implementation and sees it FAIL.",
+    "attribution": "per profile, whose a FAIL there is, `{whose, evidence}` with `whose` one of `the paper` (its "
+                   "own numbers or text disagree with the sentence), `the implementation` (a departure, named) or "
+                   "`the scale` (a study or a measurement shows the limit). It comes before the learning level's "
+                   "general reading (below half the paper's gain over chance a FAIL is the scale's); a FAIL with "
+                   "neither is listed as unexplained at the end of the digest. An attribution at a profile the "
+                   "claim does not test is refused.",
     "quote_from": "`paper` (default) or `authors-readme`: the statement quotes the authors' repository README, "
                   "not the paper; the `source` must name that README.",
     "central (a field of the claim file, beside `paper` and `title`)": "the ids of the claims the paper's abstract "
