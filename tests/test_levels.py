@@ -39,7 +39,7 @@ def test_an_ablation_is_graded_by_the_experiments_reference_not_by_its_own_colla
 
 
 @pytest.mark.parametrize("claim", ["fedrolex.large-server.rolling-trains-every-coordinate",  # never_covered_fraction
-                                   "fedrolex.cost.communication-below-upper-bound",  # upload_reduction
+                                   "hasfl.table5.cifar10.hasfl-threefold-less-upload",  # upload_reduction
                                    "hasfl.parity.cifar10.random-budget-average-capacity"])  # mean_capacity
 def test_quantities_that_do_not_depend_on_learning_carry_no_level(claim: str) -> None:
     accuracies = {("fedrolex-cifar10", "fedrolex-l2", "standard"): Measured(60.0, 10.0),
@@ -94,8 +94,10 @@ def test_chance_comes_from_the_records_majority_label() -> None:
 
 def test_structural_and_cost_metrics_are_not_graded_by_learning() -> None:
     reader = level_reader(CATALOG, {})
-    assert reader.level(_verdict("fedhenet.protocol.one-round", "smoke", "PASS")).group == "analytic"
-    assert reader.level(_verdict("fedhenet.he.coordinator-holds-no-secret-key", "smoke", "PASS")).group == "analytic"
+    assert reader.level(_verdict("fedhenet.exact.equals-centralised-n10", "smoke", "PASS")).group == "analytic"
+    assert reader.level(_verdict("fedhenet.protocol.one-round", "smoke", "PASS")).group == "implementation"
+    assert reader.level(_verdict("fedhenet.he.coordinator-holds-no-secret-key", "smoke", "PASS")).group == \
+        "implementation"
     assert reader.level(_verdict("fedhenet.energy.about-70-percent-saved", "smoke", "PASS")).group == "cost"
     assert reader.level(_verdict("hasfl.alloc.cap-at-1.4-for-tier-0.75", "smoke", "PASS")).group == "analytic"
 

@@ -116,7 +116,7 @@ CASES = [
       E("claims/claim_readme_quote_without_source.yaml", 5, "claims[0]",
         "quoted from the authors' README needs a source naming that README", "'§4 Experimental Results'")),
     C("claims", "claim_unknown_role.yaml",
-      E("claims/claim_unknown_role.yaml", 12, "claims[0].role", "'paper', 'diagnostic' or 'probe'")),
+      E("claims/claim_unknown_role.yaml", 12, "claims[0].role", "'paper', 'diagnostic', 'probe' or 'implementation'")),
     C("claims", "claim_range_reversed.yaml",
       E("claims/claim_range_reversed.yaml", 11, "claims[0].expect.smoke",
         "range [0.3, 0.1] has its lower bound above its upper bound")),
