@@ -136,7 +136,7 @@ def test_a_fail_the_level_does_not_explain_takes_its_claims_attribution_or_is_un
     reader = level_reader(CATALOG, {("hasfl-shakespeare", "hasfl", "smoke"): Measured(26.2, chance=20.5),
                                     ("hasfl-shakespeare", "hasfl", "standard"): Measured(26.2, chance=20.5)})
     declared = _verdict("hasfl.table6.shakespeare.hasfl-weakest-vs-uniform", "smoke", "FAIL")
-    assert reader.level(declared).attribution.startswith("the scale: after 30 rounds")
+    assert reader.level(declared).attribution.startswith("the scale, because after 30 rounds")
     bare = _verdict("hasfl.table6.shakespeare.hasfl-weakest-vs-uniform", "standard", "FAIL")
     assert reader.level(bare).attribution == UNEXPLAINED
     passed = _verdict("hasfl.table6.shakespeare.hasfl-weakest-vs-uniform", "smoke", "PASS")

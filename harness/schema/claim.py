@@ -706,7 +706,7 @@ class Attribution(StrictModel):
     evidence: Annotated[str, Field(min_length=20)]
 
     def text(self) -> str:
-        return f"{self.whose}: {self.evidence}"
+        return f"{self.whose}, because {self.evidence}"
 
 
 class Claim(StrictModel):
