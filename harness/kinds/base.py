@@ -74,9 +74,6 @@ class Metric:
     (communication counted in coordinates, computation in MACs, energy from CPU time); a callable
     decides from the run's result (e.g. energy measured by RAPL is not a proxy). '' : not a proxy."""
 
-    def proxy_text(self, result: Result) -> str:
-        return self.proxy(result) if callable(self.proxy) else self.proxy
-
     def is_deterministic(self, config: Mapping[str, Any]) -> bool:
         return self.deterministic(config) if callable(self.deterministic) else bool(self.deterministic)
 

@@ -198,8 +198,8 @@ def decided_where_learning(central: list[str], by_claim: Mapping[str, Mapping[st
                            levels: Mapping[tuple[str, str], Level], profiles: list[str]) -> str:
     """'Central claims decided where the models learn: k of n (…)': a central claim counts when some profile
     gave it PASS or FAIL with its models at level LEARNED or above; implementation checks are not among the n."""
-    checks = [c for c in central if any(level.group == "implementation" for (claim, _), level in levels.items()
-                                        if claim == c)]
+    checks = [c for c in central if any((level := levels.get((c, p))) is not None and level.group == "implementation"
+                                        for p in profiles)]
     central = [c for c in central if c not in checks]
     decided = []
     for claim_id in central:

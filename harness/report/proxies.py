@@ -15,9 +15,10 @@ def proxy_notes(catalog: Catalog, verdicts, records: Mapping[str, dict | None]) 
         metric = catalog.specs[claim.experiment].kind.metrics.get(getattr(claim.observe, "metric", ""))
         if metric is None or not metric.proxy:
             continue
-        texts = [metric.proxy_text(record["result"]) for key in verdict.runs
-                 if (record := records.get(key)) is not None and record.get("status") == "ok"]
-        if not texts and not callable(metric.proxy):
+        if callable(metric.proxy):
+            texts = [metric.proxy(record["result"]) for key in verdict.runs
+                     if (record := records.get(key)) is not None and record.get("status") == "ok"]
+        else:
             texts = [metric.proxy]
         found = list(dict.fromkeys(text for text in texts if text))
         if found:
