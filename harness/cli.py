@@ -477,15 +477,47 @@ def cmd_records(args) -> int:
         store = ResultStore(settings.store_dir)
         data = survey_data(datasets_needed(catalog, claims, profiles, variants_needed), settings)
         requests, _ = plan(catalog, claims, profiles, settings, store, data.fingerprints)
+        for profile in profiles:
+            requests += _added_seed_requests(catalog, profile, requests, settings, store, data.fingerprints)
         records = {r.key: store.reusable(r.key) for r in requests}
         missing = [r for r in requests if records[r.key] is None]
         for r in missing:
             stderr.print(f"not in the store: {r.experiment}/{r.variant}/seed {r.seed} ({r.profile}) {r.key[:16]}")
         merge = bundle.add(record for record in records.values() if record is not None)
+        for profile in profiles:
+            _bundle_sequential_plan(settings, profile)
     for key in merge.conflicts:
         stderr.print(f"[yellow]conflict:[/yellow] {bundle.path(key)} holds other content for this run; kept")
     stdout.print(f"{bundle.root}: {merge.text()}")
     return 0
+
+
+def _added_seed_requests(catalog, profile: str, requests, settings, store, fingerprints) -> list:
+    """The runs of the seeds `--until-decided` added at `profile` (its plan in the store) to the
+    experiments of `requests`, for the same variants."""
+    from harness.running.planning import plan_variants
+    from harness.sequential import results
+    recorded = results.load(settings.store_dir, profile)
+    added = []
+    for experiment, entry in ((recorded or {}).get("experiments") or {}).items():
+        variants = sorted({r.variant for r in requests if r.experiment == experiment and r.profile == profile})
+        extra = [seed for seed in entry["seeds"] if seed not in entry["profile_seeds"]]
+        if variants and extra:
+            added += plan_variants(catalog, experiment, variants, profile, settings, store, fingerprints,
+                                   seeds=extra)[0]
+    return added
+
+
+def _bundle_sequential_plan(settings: Settings, profile: str) -> None:
+    """Commit the store's `--until-decided` plan of `profile` beside the records (it only grows, so the
+    store's replaces a committed one), for the report of a clone that has not run it."""
+    from harness.sequential.recorded import path_for
+    source = path_for(settings.store_dir, profile)
+    if source.is_file():
+        target = path_for(settings.records_dir, profile)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source.read_bytes())
+        stdout.print(f"{target}: the plan and looks of the seeds added until decided at `{profile}`")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,6 +14,7 @@ from scipy import stats as scipy_stats
 import harness.verdicts.values as values_module
 from harness.cli import main
 from harness.report.sequential import render, sequential_section
+from harness.running.bundle import RecordBundle
 from harness.running.planning import PendingDependency, request_for
 from harness.schema import claim as schema
 from harness.sequential import boundary, recorded, results, rule, schedule
@@ -365,7 +366,7 @@ def test_cli_until_decided_writes_the_sequential_verdicts_and_the_report_section
     assert data["rule"]["name"] == rule.NAME and data["compute_seconds"] > 0 and data["invocations"] == 1
     assert results.summary_text(data) == ("Of the 2 claims INCONCLUSIVE at the profile's seeds (fixed n), the "
                                           "sequential test decided 1: 1 PASS, 0 FAIL; 1 stays INCONCLUSIVE.")
-    lines = sequential_section(store, "smoke")
+    lines = sequential_section([store], "smoke")
     assert lines == render(data) and lines[0] == "## Seeds added until decided (`smoke`)"
     text = "\n".join(lines)
     assert "O'Brien-Fleming-type alpha spending" in text
@@ -374,7 +375,15 @@ def test_cli_until_decided_writes_the_sequential_verdicts_and_the_report_section
     assert "`syn.clear-above`" not in text and "The other 2 claims" in text
     assert "1 fixed-n verdict is not decided at look 1 at its level α_1 and, since seeds go only to the profile's " \
            "INCONCLUSIVE claims, stands: `syn.marginal-above` (PASS)." in text
-    assert sequential_section(store, "standard") == []
+    assert sequential_section([store], "standard") == []
+    committed = project / "committed-records"  # a clone's report: no plan in its own store, the committed one read
+    (committed / "sequential").mkdir(parents=True)
+    (committed / "sequential" / "smoke.json").write_bytes((store / "sequential" / "smoke.json").read_bytes())
+    assert sequential_section([project / "fresh-store", committed], "smoke") == lines
+    assert main(["--root", str(project), "records", "add", "--profile", "smoke", "--store", str(store)]) == 0
+    bundled = {record["seed"] for record in RecordBundle(project / "records").records() if record["variant"] == "slow"}
+    assert bundled == {0, 1, 2, 3, 4}, "the profile's seeds and the seeds added until decided"
+    assert results.load(project / "records", "smoke") == data
     assert main(["--root", str(project), "verify", "--max-seeds", "4", "--store", str(store)]) == 2
 
 

@@ -95,6 +95,7 @@ class _Report:
         reader = level_reader(self.catalog, self.accuracies)
         self.levels = {(v.claim, v.profile): reader.level(v) for v in outcome.verdicts}
         self.proxies = proxy_notes(self.catalog, outcome.verdicts, self.records)
+        self.sequential_folders = [settings.store_dir, *([settings.records_dir] if settings.committed_records else [])]
 
     def papers(self) -> list[str]:
         return list(dict.fromkeys(v.paper for v in self.outcome.verdicts))
@@ -358,7 +359,7 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path) -> tuple[di
     shown = [v for v in outcome.verdicts if v.profile in report.profiles]
     lines = report.header()
     lines += digest(report.catalog, shown, report.levels, report.profiles, report.detail_link,
-                    central_along_studies(report.catalog, readings), sequential_entries(settings.store_dir,
+                    central_along_studies(report.catalog, readings), sequential_entries(report.sequential_folders,
                                                                                         report.profiles),
                     report.proxies)
     lines += [SHORT_LEGEND, ""]
@@ -375,7 +376,7 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path) -> tuple[di
     lines += missing_runs_section(outcome.requests, report.records,
                                   [p for p in report.profiles if p not in outcome.archived], settings.workers)
     for profile in report.profiles:
-        lines += sequential_section(settings.store_dir, profile)
+        lines += sequential_section(report.sequential_folders, profile)
     for paper in report.papers():
         lines += report.paper_table(paper)
     lines += performance_section(settings.root)

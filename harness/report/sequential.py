@@ -1,7 +1,9 @@
 """The REPORT.md section of `fedclaims verify --until-decided`: the stopping rule, what the added
-seeds decided, and per claim the seeds it took (from `<store>/sequential/<profile>.json`)."""
+seeds decided, and per claim the seeds it took (from `<store>/sequential/<profile>.json`, else the
+one committed in `records/sequential/`)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -9,17 +11,22 @@ from harness.report.cells import cell
 from harness.sequential.results import added_seeds, load, not_extended, shown, summary_text
 
 
-def sequential_section(store_dir: Path, profile: str) -> list[str]:
+def _recorded(folders: Sequence[Path], profile: str) -> dict[str, Any] | None:
+    """The first of `folders` (a store, then the committed records) holding a plan of the profile."""
+    return next((data for folder in folders if (data := load(folder, profile)) is not None), None)
+
+
+def sequential_section(folders: Sequence[Path], profile: str) -> list[str]:
     """The section's lines, or none where `--until-decided` has not run at the profile."""
-    data = load(store_dir, profile)
+    data = _recorded(folders, profile)
     return [] if data is None else render(data)
 
 
-def sequential_entries(store_dir: Path, profiles: list[str]) -> dict[tuple[str, str], dict[str, Any]]:
-    """Per (claim, profile), the sequential result `--until-decided` recorded in this store."""
+def sequential_entries(folders: Sequence[Path], profiles: list[str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per (claim, profile), the sequential result `--until-decided` recorded in the store (or committed)."""
     entries = {}
     for profile in profiles:
-        data = load(store_dir, profile)
+        data = _recorded(folders, profile)
         entries.update({(claim["claim"], profile): claim for claim in (data or {}).get("claims", [])})
     return entries
 
