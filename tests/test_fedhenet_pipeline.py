@@ -134,3 +134,10 @@ def test_runner_from_images_meters_energy_and_the_fraction_saved_against_a_refer
     with pytest.raises(ValueError, match="not resolved"):
         runner.run(_config(pipeline="from_images", reference={"pipeline_seconds": 1.0, "pipeline_energy_joules": {
             "match": "fedavg", "metric": "pipeline_energy_joules"}}), 0, context)
+
+
+def test_a_loaded_backbone_is_frozen(monkeypatch):
+    monkeypatch.setitem(backbones._LOADERS, "resnet18", lambda: nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)))
+    model = backbones.load_model(backbones.get_backbone("resnet18", 32))
+    assert not model.training
+    assert not any(p.requires_grad for p in model.parameters())
