@@ -252,3 +252,13 @@ def test_an_interrupted_wave_counts_only_its_own_runs(catalog, settings, monkeyp
         execute(requests[3:], ResultStore(settings.store_dir), settings, console, summary)
     assert summary.ran == 4
     assert f"interrupted: 1 of {len(requests) - 3} runs finished and stored" in console.file.getvalue()
+
+
+def test_a_log_gets_a_line_per_finished_run(catalog, settings) -> None:
+    requests = _plan(catalog, settings)
+    log = io.StringIO()
+    execute(requests, ResultStore(settings.store_dir), settings, Console(file=log, width=200))
+    lines = [line for line in log.getvalue().splitlines() if " runs finished (" in line]
+    assert [line.split(" runs finished")[0] for line in lines] == [f"{i}/{len(requests)}" for i in
+                                                                  range(1, len(requests) + 1)]
+    assert {line.rsplit(": ", 1)[1] for line in lines} == {"ok"}

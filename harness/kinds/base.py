@@ -185,6 +185,10 @@ class ExperimentKind:
     """How the level its models learned to is read (None: the kind trains nothing)."""
     example: KindExample | None = None
     """A small run of this kind that every registered kind must declare (`tests/test_kinds.py`)."""
+    config_problems: Callable[[Any], list[tuple[tuple[str, ...], str]]] = lambda config: []
+    """What a valid config (an instance of the runner's `Config`) still cannot run as it is written (a part
+    whose own method the chosen execution path would not call): (the setting's path, the message) pairs,
+    each refused by `fedclaims validate` at the line that sets it."""
     trial: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     """Overrides that shrink a resolved config of this kind to one round on a handful of samples, keeping
     its models, methods and federation as they are (`fedclaims trial`, `tests/test_paper_profile.py`);

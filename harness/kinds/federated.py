@@ -159,6 +159,31 @@ def _named_sources(config) -> list[str]:
                                           for source in point.sources(part["name"])]
 
 
+def _definer(part: type, method: str) -> type:
+    return next(cls for cls in part.__mro__ if method in vars(cls))
+
+
+def _objective_problems(config) -> list[tuple[tuple[str, ...], str]]:
+    """An objective must train a client the same way on both paths: `train` (sequential execution, and
+    models too large to stack) and `train_cohort` (batched execution). One overridden without the other
+    would leave the other path running an ancestor's training, silently another method."""
+    federation = config.federation
+    objective = OBJECTIVES.load(federation.objective["name"])
+    single, cohort = _definer(objective, "train"), _definer(objective, "train_cohort")
+    name = f"objective {federation.objective['name']!r} ({objective.__module__}.{objective.__qualname__})"
+    where = ("federation", "objective")
+    if single is not cohort and issubclass(single, cohort) and federation.client_execution == "batched":
+        return [(where, f"{name} overrides `train` but not `train_cohort`, which batched execution (the default) calls "
+                f"instead: the clients would train as {cohort.__qualname__} does; implement `train_cohort` "
+                "(methods.federated.objectives.FedProxObjective shows how) or set "
+                "`federation.client_execution: sequential`")]
+    if single is not cohort and issubclass(cohort, single):
+        return [(where, f"{name} overrides `train_cohort` but not `train`, which sequential execution and models too "
+                f"large to stack call instead: those clients would train as {single.__qualname__} does; "
+                "implement `train` too")]
+    return []
+
+
 def _draw_accuracy(ax, results_by_variant, labels):
     """Mean over seeds as a line, the band between the lowest and highest seed shaded; seeds are
     paired by round, over the rounds every seed evaluated, and a missing evaluation is a gap."""
@@ -313,6 +338,7 @@ FEDERATED_TRAINING = ExperimentKind(
     },
     datasets=lambda config: [config.data.name],
     code_sources=_named_sources,
+    config_problems=_objective_problems,
     example=KindExample({
         "data": {"name": "cifar10", "partition": {"scheme": "dirichlet", "alpha": 0.3}, "max_train_per_client": 16,
                  "test_samples": 64, "calibration_samples": 16},

@@ -415,6 +415,9 @@ def _check_spec(spec: ExperimentSpec, doc: Document, kind: ExperimentKind, probl
                              f"non-finite number {_lookup(dumped, loc)!r} is not allowed "
                              f"(variant {variant!r}, profile {profile_name!r})")
                  for loc in _non_finite(dumped)])
+            add([doc.problem(_config_location(doc, variant, profile_name, loc),
+                             f"{message} (variant {variant!r}, profile {profile_name!r})")
+                 for loc, message in kind.config_problems(validated)])
         add(_reference_problems(spec, doc, kind, profile_name))
 
 

@@ -109,6 +109,7 @@ def _run_todo(todo: list[RunRequest], store: ResultStore, settings: Settings, co
 
     claims = RunClaims(store, stored_elsewhere)
     finished_before = summary.ran + summary.failed + summary.unavailable  # by earlier waves
+    started = time.monotonic()
 
     def finished(request: RunRequest, record: dict[str, Any]) -> None:
         store.put(record)
@@ -122,6 +123,10 @@ def _run_todo(todo: list[RunRequest], store: ResultStore, settings: Settings, co
             summary.failed += 1
             console.print(f"[red]ERROR[/red] {request.label}: {record['error']['message']}")
         progress.advance(task)
+        if not console.is_terminal:  # a log or a pipe: the bar shows only at the end, so a line per run
+            done = summary.ran + summary.failed + summary.unavailable - finished_before
+            console.print(f"{done}/{len(todo)} runs finished ({time.monotonic() - started:.0f} s): "
+                          f"{request.label}: {status}", highlight=False)
 
     pending = todo
     try:

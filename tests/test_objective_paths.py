@@ -1,0 +1,138 @@
+"""A local objective runs on the execution path a spec chooses, or `validate` refuses it.
+
+The batched path trains same-shape clients through `train_cohort`; the sequential path (and
+models too large to stack) through `train`. An objective overriding one without the other would
+train some clients with an ancestor's method and nothing would say so.
+"""
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.errors import SpecError
+from harness.extensions import ALLOW_CODE_PATHS_VARIABLE, CODE_ROOT_VARIABLE
+from harness.loading.catalog import load_catalog
+from harness.runners.parts import OBJECTIVES
+from harness.settings import LEGACY_ALLOW_VARIABLE, Settings, scoped_code
+from methods.federated import run_federation
+from methods.federated.parts import Choice
+from tests.test_federated_engine import tiny_cfg, tiny_conv, tiny_data
+
+# The template of docs/adding-a-paper.md: `train` only, counting its calls.
+TRAIN_ONLY = """\
+from methods.federated.objectives import LocalObjective, ObjectiveContext, train_local
+from methods.federated.parts import Settings
+
+CALLS = []
+
+class Damped(LocalObjective):
+    class Settings(Settings):
+        weight: float = 0.1
+
+    @classmethod
+    def from_context(cls, context: ObjectiveContext) -> "Damped":
+        return cls(context.settings.weight)
+
+    def __init__(self, weight: float) -> None:
+        self.weight = weight
+
+    def train(self, client, model, view, start, data, settings, generator):
+        CALLS.append(client)
+        def correction(params):
+            for name, p in params.items():
+                p.grad.add_(self.weight * (p.detach() - start[name]))
+        return train_local(model, start, data, settings, generator, correction)
+"""
+
+COHORT_ONLY = """\
+from methods.federated.objectives import FedProxObjective, LocalObjective
+
+class CohortOnly(LocalObjective):
+    train_cohort = FedProxObjective.train_cohort
+"""
+
+SPEC = """\
+experiment: objective-file
+paper: test
+title: a spec naming an objective file
+kind: federated_training
+config:
+  data:
+    name: cifar10
+    partition: {scheme: iid}
+  model: {arch: conv, hidden: [4, 8, 8], in_channels: 3, num_classes: 10, image_size: 32}
+  federation:
+    num_clients: 4
+    clients_per_round: 2
+    rounds: 1
+    objective: OBJECTIVE
+variants:
+  a: {label: A, config: {federation: {local_epochs: 1}}}
+profiles:
+  tiny:
+    seeds: [0]
+"""
+OBJECTIVE_LINE = 14
+
+
+@pytest.fixture(autouse=True)
+def _own_scope(monkeypatch):
+    for name in (CODE_ROOT_VARIABLE, ALLOW_CODE_PATHS_VARIABLE, LEGACY_ALLOW_VARIABLE):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+
+
+def _problems(root: Path, objective: str, source: str, execution: str | None = None) -> list:
+    (root / "claims").mkdir(parents=True)
+    (root / "specs").mkdir()
+    (root / "objectives").mkdir()
+    (root / "objectives" / "mine.py").write_text(source)
+    spec = SPEC.replace("OBJECTIVE", f"objectives/mine.py:{objective}")
+    if execution:
+        spec = spec.replace("    rounds: 1\n", f"    rounds: 1\n    client_execution: {execution}\n")
+    (root / "specs" / "objective-file.yaml").write_text(spec)
+    settings = Settings.from_env(root, store_dir=root / "store")
+    try:
+        load_catalog(settings.claims_dir, settings.specs_dir, settings.root)
+    except SpecError as error:
+        return error.problems
+    return []
+
+
+def test_an_objective_overriding_only_train_is_refused_under_batched_execution(tmp_path):
+    (problem,) = _problems(tmp_path, "Damped", TRAIN_ONLY)
+    assert (str(problem.file), problem.line, problem.field) == ("specs/objective-file.yaml", OBJECTIVE_LINE,
+                                                                 "config.federation.objective")
+    assert "overrides `train` but not `train_cohort`" in problem.message
+    assert "client_execution: sequential" in problem.message
+
+
+def test_an_objective_overriding_only_train_cohort_is_refused_on_every_path(tmp_path):
+    (problem,) = _problems(tmp_path, "CohortOnly", COHORT_ONLY, execution="batched")
+    assert "overrides `train_cohort` but not `train`" in problem.message
+
+
+def test_an_objective_overriding_only_train_runs_under_sequential_execution(tmp_path):
+    assert _problems(tmp_path, "Damped", TRAIN_ONLY, execution="sequential") == []
+    with scoped_code(tmp_path):
+        objective = OBJECTIVES.load("objectives/mine.py:Damped")
+    module = sys.modules[objective.__module__]
+    cfg = dataclasses.replace(tiny_cfg(rounds=2, client_execution="sequential"), objective=Choice.of(objective))
+    run_federation(tiny_conv(), tiny_data(4), cfg, np.ones(4), seed=0)
+    assert len(module.CALLS) == 2 * cfg.clients_per_round
+
+
+def test_the_projects_own_objectives_run_on_both_paths(tmp_path):
+    from harness.kinds import kind
+    from harness.runners.federated import Config
+    checks = kind("federated_training").config_problems
+    for name in OBJECTIVES.names():
+        config = Config.model_validate({
+            "data": {"name": "cifar10", "partition": {"scheme": "iid"}},
+            "model": {"arch": "conv", "hidden": [4], "in_channels": 3, "num_classes": 10, "image_size": 32},
+            "federation": {"objective": name}})
+        assert checks(config) == [], name
