@@ -66,6 +66,20 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
     return None
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` and `-k` deselect
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    """Where a session collects claims, the claims of installed papers (`fedclaims.papers`) join them:
+    `pytest -m <paper>` from the project runs a paper that lives in a package."""
+    collected = {item.path.resolve() for item in items if isinstance(item, ClaimItem)}
+    if not collected:
+        return
+    from harness.loading.catalog import installed_papers
+    for folder in installed_papers():
+        for file in sorted((folder / "claims").glob("*.yaml")):
+            if file.resolve() not in collected:
+                items.extend(ClaimsFile.from_parent(session, path=file).collect())
+
+
 class ClaimsFile(pytest.File):
     def collect(self):
         from harness.loading.catalog import load_catalog
@@ -107,18 +121,19 @@ def _settings(item: ClaimItem):
 
 
 def _session_claims(item: ClaimItem) -> list[str]:
-    return sorted({i.claim_id for i in item.session.items if isinstance(i, ClaimItem)})
+    """The claims the session collected from the item's project (its own and the installed papers')."""
+    return sorted({i.claim_id for i in item.session.items if isinstance(i, ClaimItem) and i.root == item.root})
 
 
 def _verdicts(item: ClaimItem) -> dict[tuple[str, str], Verdict]:
-    """Verify every collected claim item once per session (one plan, one execution)."""
+    """Verify the collected claim items of each project once per session (one plan, one execution)."""
     state = item.config.stash[_STATE_KEY]
-    if "verdicts" not in state:
+    key = ("verdicts", item.root)
+    if key not in state:
         from harness.pipeline import verify
         outcome = verify(_settings(item), profiles=_profiles(item.config), claim_ids=_session_claims(item))
-        state["verdicts"] = {(v.claim, v.profile): v for v in outcome.verdicts}
-        state["events"] = outcome.execution.events
-    return state["verdicts"]
+        state[key] = {(v.claim, v.profile): v for v in outcome.verdicts}
+    return state[key]
 
 
 def _baseline_check(item: ClaimItem, baseline: dict) -> baseline_io.Check:

@@ -319,8 +319,14 @@ def _relative(path: Path, root: Path | None) -> Path:
 
 
 def _load_docs(directories: Path | list[Path], root: Path | None, problems: list[Problem]) -> list[Document]:
+    """The documents of each folder once: a folder reached twice (by the project's path and by an installed
+    package's entry point, or through a link) is the same folder, known by its resolved path."""
     docs = []
+    seen: set[Path] = set()
     for directory in directories if isinstance(directories, list) else [directories]:
+        if directory.resolve() in seen:
+            continue
+        seen.add(directory.resolve())
         docs += _load_folder(directory, root, problems)
     return docs
 

@@ -1,0 +1,83 @@
+"""pytest runs the claims of a paper that lives in an installed package (`fedclaims.papers`), both
+from the project (`pytest -m <paper>`) and from the package's own claims folder, where the catalog
+reaches the package twice (its path and its entry point) and must read it once."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+SPEC = """\
+experiment: rulepaper-rule
+paper: rulepaper
+title: HAS-FL's allocation rule, read by a paper outside the project
+kind: allocation_rule
+config: {p_min: 0.4, gamma: 0.25, federation_size: 20, ratio_max: 5.0, ratio_step: 0.01, p_max: 1.0}
+variants:
+  top: {label: "p_max = 1.0"}
+profiles:
+  smoke: {seeds: [0]}
+"""
+
+CLAIMS = """\
+paper: rulepaper
+title: A paper installed as a package
+reference: "a throwaway package of the test suite"
+claims:
+  - id: rulepaper.floor
+    statement: "No client is allocated less than p_min = 0.4."
+    source: "§1"
+    experiment: rulepaper-rule
+    observe: {metric: min_allocation, of: top}
+    expect:
+      smoke: {approx: 0.4, tolerance: 1.0e-9}
+  - id: rulepaper.ceiling
+    statement: "No client is allocated more than its cap, 1.0."
+    source: "§1"
+    experiment: rulepaper-rule
+    observe: {metric: max_allocation, of: top}
+    expect:
+      smoke: {approx: 1.0, tolerance: 1.0e-9}
+"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """A package folder with its distribution's metadata, as pip would leave it on a path."""
+    site = tmp_path_factory.mktemp("site")
+    package = site / "rulepaper"
+    (package / "claims").mkdir(parents=True)
+    (package / "specs").mkdir()
+    (package / "__init__.py").write_text('"""A paper for fedclaims."""\n')
+    (package / "claims" / "rulepaper.yaml").write_text(CLAIMS)
+    (package / "specs" / "rulepaper-rule.yaml").write_text(SPEC)
+    meta = site / "rulepaper-0.1.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: rulepaper\nVersion: 0.1\n")
+    (meta / "entry_points.txt").write_text("[fedclaims.papers]\nrulepaper = rulepaper\n")
+    return site
+
+
+def _pytest(site: Path, tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)]),
+                   "FEDCLAIMS_CACHE": str(tmp_path / "cache"), "FEDCLAIMS_RECORDS": "0", "FEDCLAIMS_DOWNLOAD": "0"}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                           "--claims-store", str(tmp_path / "store"), "--rootdir", str(REPO), *arguments],
+                          cwd=REPO, env=environment, capture_output=True, text=True, timeout=600)
+
+
+def test_the_project_runs_an_installed_papers_claims_by_its_marker(site, tmp_path) -> None:
+    run = _pytest(site, tmp_path, "claims", "-m", "rulepaper")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "2 passed" in run.stdout, run.stdout[-2000:]
+
+
+def test_the_packages_claims_folder_runs_on_its_own(site, tmp_path) -> None:
+    run = _pytest(site, tmp_path, str(site / "rulepaper" / "claims"), "-m", "rulepaper")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "2 passed" in run.stdout and "duplicate" not in run.stdout + run.stderr, run.stdout[-2000:]
