@@ -20,7 +20,18 @@ stderr = Console(stderr=True)
 """What happens on the way (progress, warnings, the files written): stderr."""
 
 
+def _refuse_empty(args: argparse.Namespace, *options: str) -> None:
+    """An option given an empty value (an unset shell variable, `--store "$STORE"`) is refused, not read as
+    the current folder or as the option left out."""
+    for option in options:
+        value = getattr(args, option, None)
+        if value is not None and not str(value).strip():
+            raise ValueError(f"--{option.replace('_', '-')} is empty (an unset shell variable?): give a value or "
+                             "leave the option out")
+
+
 def _settings(args: argparse.Namespace) -> Settings:
+    _refuse_empty(args, "root", "store", "data", "against", "baseline", "address")
     root = Path(args.root).resolve() if args.root else find_project_root()
     workers = getattr(args, "workers", None)
     executor = getattr(args, "executor", None)
@@ -33,8 +44,9 @@ def _settings(args: argparse.Namespace) -> Settings:
                                  threads=getattr(args, "threads", None), ray_address=address,
                                  committed_records=False if getattr(args, "no_records", False) else None,
                                  allowed_code_paths=[Path(p) for p in args.allow_code_path])
-    if hasattr(args, "store"):  # a command that may run: a store that cannot hold records fails first
-        ResultStore(settings.store_dir).check()
+    store = ResultStore(settings.store_dir)
+    if hasattr(args, "store") and not store.read_only():  # a command that may run: a store that cannot
+        store.check()  # hold records fails first; a read-only one is read, and fails only where a run is missing
     return settings
 
 
@@ -320,7 +332,7 @@ def cmd_baseline(args) -> int:
         return _measure_drift(path, profile, args.recording)
     if args.action == "redecide":
         return _redecide(path, settings)
-    if args.against:
+    if args.against is not None:
         if args.action != "check":
             raise ValueError("--against goes with `baseline check` only")
         return _check_against(settings, args.against, profile, args.paper, args.claim)

@@ -117,3 +117,26 @@ def test_the_projects_report_is_written_from_a_clean_tree_only(monkeypatch, tmp_
     cli._refuse_dirty_report(elsewhere, settings)  # a report written elsewhere is the user's own
     told = argparse.Namespace(output=str(root / "REPORT.md"), allow_dirty=True)
     cli._refuse_dirty_report(told, settings)
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["baseline", "check", "--against", "", "--claim", "hasfl.alloc.*"], "--against"),
+    (["baseline", "check", "--against", "  ", "--claim", "hasfl.alloc.*"], "--against"),
+    (["verify", "--store", "", "--claim", "hasfl.alloc.*"], "--store"),
+    (["plan", "--data", "", "--claim", "hasfl.alloc.*"], "--data"),
+])
+def test_an_empty_option_is_refused_not_read_as_left_out(capsys, argv, option) -> None:
+    assert f"{option} is empty (an unset shell variable?)" in _error(capsys, argv)
+
+
+def test_a_read_only_store_is_read_and_refused_only_for_a_missing_run(capsys, tmp_path: Path, monkeypatch) -> None:
+    from harness.running.store import ResultStore
+    store = ["--store", str(tmp_path / "store"), "--no-records"]
+    assert cli.main(["--root", str(REPO), "verify", "--claim", "hasfl.alloc.cap-at-2.4-for-tier-1.0", *store]) == 0
+    monkeypatch.setattr(ResultStore, "read_only", lambda self: True)
+    monkeypatch.setattr(ResultStore, "check", lambda self: pytest.fail("a read-only store was checked for writing"))
+    capsys.readouterr()
+    assert cli.main(["--root", str(REPO), "verify", "--claim", "hasfl.alloc.cap-at-2.4-for-tier-1.0", *store]) == 0
+    assert "PASS" in capsys.readouterr().out
+    message = _error(capsys, ["verify", "--claim", "hasfl.alloc.*", *store])
+    assert "is read-only and lacks" in message

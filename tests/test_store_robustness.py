@@ -283,3 +283,23 @@ def test_nothing_runs_into_a_store_that_is_a_file(tmp_path: Path, monkeypatch) -
     requests, _ = plan(catalog, catalog.select(pattern="hasfl.alloc.*"), ["smoke"], settings, store)
     with pytest.raises(ValueError, match="is a file, not a folder"):
         execute(requests, store, settings, Console(file=io.StringIO()))
+
+
+def test_a_lock_denied_for_permissions_is_a_clear_error_naming_it(tmp_path: Path, monkeypatch) -> None:
+    import filelock
+
+    from harness.running import runlocks
+
+    def denied(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", self.lock_file)
+
+    monkeypatch.setattr(filelock.BaseFileLock, "acquire", denied)
+    store = ResultStore(tmp_path / "store")
+
+    class Run:
+        key = KEY
+
+    claims = runlocks.RunClaims(store, lambda run: None)
+    with pytest.raises(ValueError, match="permission denied") as raised:
+        list(claims.claimed([Run()]))
+    assert str(store.lock_path(KEY)) in str(raised.value)

@@ -87,6 +87,9 @@ def execute(requests: Iterable[RunRequest], store: ResultStore, settings: Settin
     if todo:
         if settings.executor not in EXECUTORS:
             raise ValueError(f"unknown executor {settings.executor!r}; valid: {', '.join(EXECUTORS)}")
+        if store.read_only():
+            raise ValueError(f"results store {store.root} is read-only and lacks {len(todo)} of the runs the selection "
+                             f"needs (first: {todo[0].label}); pass a store you can write with --store")
         store.check()
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=False) as progress:

@@ -85,12 +85,16 @@ class RunClaims(Generic[RunT]):
         """The runs to compute here, each claimed as it is drawn: pull one only when it can start,
         so the locks held (one file descriptor each) are no more than the runs in flight."""
         for run in runs:
-            lock = self._lock(run.key)
             try:
+                lock = self._lock(run.key)
                 lock.acquire(blocking=False)
             except Timeout:
                 self.deferred.append(run)
                 continue
+            except PermissionError as error:
+                raise ValueError(f"cannot take the lock of run {run.key} at {error.filename or self.store.lock_path(run.key)}: "
+                                 "permission denied; make the store's locks/ folder writable, or pass a store you "
+                                 "can write with --store") from None
             if self.store.reusable(run.key) is not None:
                 lock.release()
                 self.stored_elsewhere(run)

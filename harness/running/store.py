@@ -245,6 +245,10 @@ class ResultStore:
         """The file whose flock an invocation holds while it computes this key's run (harness.running.runlocks)."""
         return self.root / "locks" / key[:2] / f"{key}.lock"
 
+    def read_only(self) -> bool:
+        """A folder whose records can be read but not added to (a verified store copied from a release)."""
+        return self.root.is_dir() and not os.access(self.root, os.W_OK | os.X_OK)
+
     def check(self) -> None:
         """Raise ValueError, saying why, if records cannot be written under root; creates nothing.
 
