@@ -92,7 +92,8 @@ class RunClaims(Generic[RunT]):
                 self.deferred.append(run)
                 continue
             except PermissionError as error:
-                raise ValueError(f"cannot take the lock of run {run.key} at {error.filename or self.store.lock_path(run.key)}: "
+                where = error.filename or self.store.lock_path(run.key)
+                raise ValueError(f"cannot take the lock of run {run.key} at {where}: "
                                  "permission denied; make the store's locks/ folder writable, or pass a store you "
                                  "can write with --store") from None
             if self.store.reusable(run.key) is not None:
