@@ -8,7 +8,7 @@ import pytest
 
 from harness.loading.catalog import load_catalog
 from harness.pipeline import expectation_alpha
-from harness.verdicts.archive import load_archive, reverify
+from harness.verdicts.archive import _digest, load_archive, reverify, sealed
 from harness.verdicts.verify import apply_families
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +33,7 @@ def test_an_observation_missing_from_the_archive_is_not_run(tmp_path) -> None:
     claim = "fedrolex.participation.10pct"
     data["verdicts"] = [v for v in data["verdicts"] if not (v["claim"] == claim and v["profile"] == "standard")]
     path = tmp_path / "REPORT.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
+    path.write_text(json.dumps(sealed(data)), encoding="utf-8")
     verdict = reverify(CATALOG, CATALOG.claim(claim), "standard", load_archive(path))
     assert verdict.status == "SKIPPED" and "the archived observations hold none of it" in verdict.reason
 
@@ -50,7 +50,7 @@ def test_a_claim_added_later_reads_the_archived_observation_of_the_same_series(t
     sign = "hasfl.abstract.cifar10.estimate-negative-with-width"
     data["verdicts"] = [v for v in data["verdicts"] if v["claim"] != sign]
     path = tmp_path / "REPORT.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
+    path.write_text(json.dumps(sealed(data)), encoding="utf-8")
     archive = load_archive(path)
     magnitude = archive.verdicts[("hasfl.table4.cifar10.estimate-tracks-capacity", "standard")]
     verdict = reverify(CATALOG, CATALOG.claim(sign), "standard", archive)
@@ -61,7 +61,7 @@ def _archive_without(tmp_path, claim_ids: set[str], profile: str):
     data = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
     data["verdicts"] = [v for v in data["verdicts"] if not (v["claim"] in claim_ids and v["profile"] == profile)]
     path = tmp_path / "REPORT.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
+    path.write_text(json.dumps(sealed(data)), encoding="utf-8")
     return load_archive(path)
 
 
@@ -97,7 +97,7 @@ def test_a_claim_whose_records_are_here_is_verified_from_them_not_the_archives_o
             for series in verdict["numbers"].values():
                 series["mean"], series["values"] = 2.5, {seed: 2.5 for seed in series["values"]}
     path = tmp_path / "REPORT.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
+    path.write_text(json.dumps(sealed(data)), encoding="utf-8")
     archive = load_archive(path)
 
     outcome = verify(settings, pattern=f"^{claim}$", profiles=("smoke",), archive=archive, archived=("standard",))
@@ -132,3 +132,62 @@ def test_profiles_come_in_order_of_scale_whatever_their_source(settings) -> None
                      archived=("standard",))
     assert outcome.profiles == ["smoke", "standard", "learning"]
     assert CATALOG.by_scale(["paper", "learning", "smoke", "standard"]) == ["smoke", "standard", "learning", "paper"]
+
+
+def _edited(tmp_path, change, seal: bool):
+    data = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
+    change(data)
+    path = tmp_path / "REPORT.json"
+    path.write_text(json.dumps(sealed(data) if seal else data), encoding="utf-8")
+    return path
+
+
+def _first_numbers(data):
+    verdict = next(v for v in data["verdicts"] if v.get("numbers"))
+    return verdict, next(iter(verdict["numbers"].values()))["values"]
+
+
+def _edit_a_value(data):
+    _, values = _first_numbers(data)
+    seed = next(iter(values))
+    values[seed] = 99.0
+
+
+def _duplicate_a_verdict(data):
+    verdict, _ = _first_numbers(data)
+    data["verdicts"].append(json.loads(json.dumps(verdict)))
+
+
+def _text_for_a_value(data):
+    _, values = _first_numbers(data)
+    values[next(iter(values))] = "high"
+
+
+def _rename_a_seed(data):
+    _, values = _first_numbers(data)
+    values["s1"] = values.pop(next(iter(values)))
+
+
+def _format_99(data):
+    data.pop("checksum", None)
+    data["format"] = 99
+    data["checksum"] = _digest(data)
+
+
+def _a_key_for_another_run(data):
+    data["runs"].append({**data["runs"][0], "seed": 12345})
+
+
+@pytest.mark.parametrize("change, seal, message", [
+    (_edit_a_value, False, "checksum does not match"),
+    (_format_99, False, "format 99; this version reads format 1"),
+    (_duplicate_a_verdict, True, "two verdicts of claim"),
+    (_text_for_a_value, True, "has value 'high'"),
+    (_rename_a_seed, True, "seed 's1'"),
+    (_a_key_for_another_run, True, "listed as"),
+])
+def test_an_archive_edited_or_damaged_is_refused_by_name(tmp_path, change, seal, message) -> None:
+    path = _edited(tmp_path, change, seal)
+    with pytest.raises(ValueError, match="REPORT.json") as raised:
+        load_archive(path)
+    assert message in str(raised.value)

@@ -37,6 +37,7 @@ from harness.verdicts.levels import (
     level_reader,
     reference_accuracies,
 )
+from harness.verdicts.archive import sealed
 from harness.verdicts.verify import Verdict
 from methods.plain import json_safe
 
@@ -450,5 +451,5 @@ def write_report(outcome: Outcome, settings: Settings, report_path: Path) -> tup
                               for (e, v, p), m in sorted(report.accuracies.items())],
                "studies": study_dicts(readings, json_path.parent),
                "runs": runs + outcome.archived_runs}
-    json_path.write_text(json.dumps(json_safe(payload), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    json_path.write_text(json.dumps(sealed(json_safe(payload)), indent=1, allow_nan=False) + "\n", encoding="utf-8")
     return report_path, json_path

@@ -12,6 +12,7 @@ holds no record).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -25,6 +26,51 @@ from harness.verdicts.stats import Correlation
 from harness.verdicts.verify import Verdict, _record_decision, evaluate, verdict_head
 
 SPREAD_PREFIX = "spread reference: "
+ARCHIVE_FORMAT = 1
+"""The version of REPORT.json's layout that `load_archive` reads."""
+
+
+def _digest(body: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()).hexdigest()
+
+
+def sealed(payload: dict[str, Any]) -> dict[str, Any]:
+    """REPORT.json's content with its format and a checksum over everything else: `load_archive` refuses
+    a file whose numbers were edited or damaged since the report wrote it. (A checksum is not a signature:
+    whoever edits the numbers and recomputes it is not stopped; the committed records, content-addressed
+    and verified on load, are what a profile is decided from wherever they exist.)"""
+    body = {key: value for key, value in payload.items() if key not in ("format", "checksum")}
+    body["format"] = ARCHIVE_FORMAT
+    return {**body, "checksum": _digest(body)}
+
+
+def _checked(data: Any) -> None:
+    """Refuse, naming the file and the entry, what the report never writes."""
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    if data.get("format") != ARCHIVE_FORMAT:
+        raise ValueError(f"format {data.get('format')!r}; this version reads format {ARCHIVE_FORMAT} (a REPORT.json "
+                         "written by `fedclaims report` of this version)")
+    body = {key: value for key, value in data.items() if key != "checksum"}
+    if data.get("checksum") != _digest(body):
+        raise ValueError("its checksum does not match its content: edited or damaged since the report wrote it")
+    seen: set[tuple[str, str]] = set()
+    for verdict in data["verdicts"]:
+        where = (verdict["claim"], verdict["profile"])
+        if where in seen:
+            raise ValueError(f"two verdicts of claim {where[0]} at profile {where[1]}")
+        seen.add(where)
+        for label, numbers in (verdict.get("numbers") or {}).items():
+            for seed, value in numbers["values"].items():
+                if not seed.lstrip("-").isdigit() or not (value is None or isinstance(value, (int, float))):
+                    raise ValueError(f"claim {where[0]} at {where[1]}, series {label!r}: seed {seed!r} has value "
+                                     f"{value!r}; a seed is an integer and a value a number or null")
+    runs: dict[str, tuple] = {}
+    for run in data.get("runs", []):
+        identity = (run["experiment"], run["variant"], run["seed"])
+        if runs.setdefault(run["key"], identity) != identity:
+            raise ValueError(f"run key {run['key']} listed as {'/'.join(map(str, runs[run['key']]))} and as "
+                             f"{'/'.join(map(str, identity))}")
 
 
 @dataclass(frozen=True)
@@ -78,12 +124,13 @@ def load_archive(path: Path) -> Archive:
     """The archive of a REPORT.json; a file that is not one is a ValueError naming it."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
+        _checked(data)
         verdicts = {(v["claim"], v["profile"]): v for v in data["verdicts"]}
         commit = str(data.get("commit", "unknown"))
         runs = tuple(dict(run) for run in data.get("runs", []))
         origins = tuple((str(p), str(text)) for p, text in (data.get("archived") or {}).items())
     except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{path}: not a readable REPORT.json ({type(error).__name__}: {error})") from error
+        raise ValueError(f"{path}: not a REPORT.json to re-verify from ({type(error).__name__}: {error})") from error
     return Archive(Path(path), commit, verdicts, runs, origins)
 
 
