@@ -30,6 +30,7 @@ from harness.report.studies import StudyReading, central_along_studies, read_out
 from harness.running.provenance import git_commit, library_versions, machine
 from harness.running.trial import read_trial, trial_sentence
 from harness.settings import Settings
+from harness.verdicts.archive import sealed
 from harness.verdicts.levels import (
     GROUPS,
     accuracies_from_records,
@@ -37,7 +38,6 @@ from harness.verdicts.levels import (
     level_reader,
     reference_accuracies,
 )
-from harness.verdicts.archive import sealed
 from harness.verdicts.verify import Verdict
 from methods.plain import json_safe
 
