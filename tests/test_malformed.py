@@ -434,3 +434,19 @@ def test_fedclaims_command_exits_2_with_file_and_line(project: Path) -> None:
                           timeout=120)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "specs/spec_variant_wrong_type.yaml:13: variants.tier-0.75.config.federation_size" in done.stderr
+
+
+@pytest.mark.parametrize("replace, field, limit", [
+    ("points: [0.01, 0.001, 0.01]", "points", "at most 100 items"),
+    ("smoke: {seeds: [0]}", "seeds", "at most 1000 items"),
+])
+def test_a_list_far_beyond_any_design_is_refused_at_once(project: Path, replace, field, limit) -> None:
+    """10^5 study points took 97 s before a limit (a quadratic repeat check); now refused as they load."""
+    text = (MALFORMED / "spec_study_repeated_points.yaml").read_text()
+    huge = "[" + ", ".join(str(i) for i in range(100_000)) + "]"
+    big = text.replace(replace, replace.replace("[0.01, 0.001, 0.01]", huge).replace("[0]", huge))
+    (project / "specs" / "spec_study_huge.yaml").write_text(big)
+    shutil.copy(MALFORMED / "claim_for_study.yaml", project / "claims" / "claim_for_study.yaml")
+    problems = _load_problems(project).problems
+    assert any(p.field.endswith(field) and limit in p.message for p in problems), \
+        "\n".join(f"{p.field}: {p.message[:200]}" for p in problems)

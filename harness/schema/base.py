@@ -10,6 +10,15 @@ from harness.errors import did_you_mean
 
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
 
+# Sizes no paper's design comes near; a file beyond them is a mistake (a generated list gone wrong) and
+# would otherwise hold `validate` for minutes or hours.
+MAX_SEEDS = 1_000
+"""Seeds of a profile or a study."""
+MAX_STUDY_POINTS = 100
+"""Points on a study's axis (each one a whole profile's runs)."""
+MAX_LISTED = 200
+"""Variants one observation or one order names, claims in one file."""
+
 
 class StrictModel(BaseModel):
     """Unknown keys are errors, reported with the closest valid key."""

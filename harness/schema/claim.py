@@ -15,7 +15,7 @@ from pydantic_core import PydanticCustomError
 
 from harness.errors import did_you_mean
 from harness.schema.bands import Admitted
-from harness.schema.base import Identifier, StrictModel
+from harness.schema.base import MAX_LISTED, Identifier, StrictModel
 
 if TYPE_CHECKING:
     from harness.loading.design import Reading, SeriesNumbers
@@ -41,7 +41,7 @@ class MetricObservation(StrictModel):
     """The key that names this kind of observation in a claim file."""
 
     metric: str
-    of: Identifier | list[Identifier]
+    of: Identifier | Annotated[list[Identifier], Field(max_length=MAX_LISTED)]
     args: dict[str, Any] = Field(default_factory=dict)
 
     @property
@@ -91,7 +91,7 @@ class CorrelationObservation(StrictModel):
 
     correlation: tuple[str, str]
     given: str | None = None
-    of: Identifier | list[Identifier]
+    of: Identifier | Annotated[list[Identifier], Field(max_length=MAX_LISTED)]
     method: Literal["pearson", "spearman"] = "pearson"
 
     @model_validator(mode="after")
@@ -112,7 +112,7 @@ class CompareObservation(StrictModel):
     """The key that names this kind of observation in a claim file."""
 
     compare: str
-    of: list[Identifier] = Field(min_length=2)
+    of: list[Identifier] = Field(min_length=2, max_length=MAX_LISTED)
     args: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -506,7 +506,7 @@ class NotBelow(_Inequality):
 class Order(ExpectationBase):
     """Variants from highest to lowest metric: paired one-sided tests of adjacent pairs over the seeds."""
 
-    order: list[Identifier] = Field(min_length=2)
+    order: list[Identifier] = Field(min_length=2, max_length=MAX_LISTED)
     of: Aggregate = "mean"
     alpha: Alpha = 0.05
 
@@ -763,7 +763,7 @@ class ClaimFile(StrictModel):
     reference: str
     central: list[ClaimId] = Field(default_factory=list)
     """The claims of the paper's abstract and conclusion: REPORT.md's digest opens with them."""
-    claims: list[Claim] = Field(min_length=1)
+    claims: list[Claim] = Field(min_length=1, max_length=10 * MAX_LISTED)
     unchecked: list[Unchecked] = Field(default_factory=list)
     """The paper's checkable-looking assertions no claim encodes, each with its reason: reports list them."""
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from pydantic import Field, StrictFloat, StrictInt, field_validator
 from pydantic_core import PydanticCustomError
 
-from harness.schema.base import Identifier, StrictModel
+from harness.schema.base import MAX_SEEDS, MAX_STUDY_POINTS, Identifier, StrictModel
 
 ConfigPath = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")]
 """A dotted path into an experiment's config, e.g. `data.max_train_per_client`."""
@@ -24,7 +24,7 @@ class Profile(StrictModel):
     """A scale at which the experiment runs (`paper`, `smoke`, ...)."""
 
     description: str = ""
-    seeds: list[int] = Field(min_length=1)
+    seeds: list[int] = Field(min_length=1, max_length=MAX_SEEDS)
     overrides: dict[str, Any] = Field(default_factory=dict)
     variant_overrides: dict[Identifier, dict[str, Any]] = Field(default_factory=dict)
 
@@ -68,16 +68,17 @@ class Study(StrictModel):
     description: str = ""
     profile: Identifier
     axis: ConfigPath
-    points: list[AxisValue] = Field(min_length=2)
+    points: list[AxisValue] = Field(min_length=2, max_length=MAX_STUDY_POINTS)
     fixed: dict[ConfigPath, Any] = Field(default_factory=dict)
-    seeds: list[int] | None = Field(None, min_length=1)
+    seeds: list[int] | None = Field(None, min_length=1, max_length=MAX_SEEDS)
     paper_scale: PaperScale
     claims: list[str] = Field(min_length=1)
 
     @field_validator("points")
     @classmethod
     def _distinct_points(cls, points: list) -> list:
-        repeated = sorted({p for p in points if points.count(p) > 1})
+        seen: set = set()
+        repeated = sorted({p for p in points if p in seen or seen.add(p)})
         if repeated:
             raise PydanticCustomError("repeated_points", "the points repeat {repeated}", {"repeated": repeated})
         return points
