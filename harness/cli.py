@@ -25,13 +25,15 @@ def _refuse_empty(args: argparse.Namespace, *options: str) -> None:
     the current folder or as the option left out."""
     for option in options:
         value = getattr(args, option, None)
-        if value is not None and not str(value).strip():
+        values = value if isinstance(value, list) else [value]
+        if any(v is not None and not str(v).strip() for v in values):
             raise ValueError(f"--{option.replace('_', '-')} is empty (an unset shell variable?): give a value or "
                              "leave the option out")
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    _refuse_empty(args, "root", "store", "data", "against", "baseline", "address")
+    _refuse_empty(args, "root", "store", "data", "against", "baseline", "address", "output", "profile", "paper",
+                  "claim")
     root = Path(args.root).resolve() if args.root else find_project_root()
     workers = getattr(args, "workers", None)
     executor = getattr(args, "executor", None)

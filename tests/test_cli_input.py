@@ -124,6 +124,9 @@ def test_the_projects_report_is_written_from_a_clean_tree_only(monkeypatch, tmp_
     (["baseline", "check", "--against", "  ", "--claim", "hasfl.alloc.*"], "--against"),
     (["verify", "--store", "", "--claim", "hasfl.alloc.*"], "--store"),
     (["plan", "--data", "", "--claim", "hasfl.alloc.*"], "--data"),
+    (["verify", "--profile", "", "--claim", "hasfl.alloc.*"], "--profile"),
+    (["report", "--output", "", "--claim", "hasfl.alloc.*"], "--output"),
+    (["verify", "--claim", ""], "--claim"),
 ])
 def test_an_empty_option_is_refused_not_read_as_left_out(capsys, argv, option) -> None:
     assert f"{option} is empty (an unset shell variable?)" in _error(capsys, argv)
