@@ -143,3 +143,14 @@ def test_a_read_only_store_is_read_and_refused_only_for_a_missing_run(capsys, tm
     assert "PASS" in capsys.readouterr().out
     message = _error(capsys, ["verify", "--claim", "hasfl.alloc.*", *store])
     assert "is read-only and lacks" in message
+
+
+def test_a_revision_before_the_baselines_is_refused_in_one_line(capsys) -> None:
+    import subprocess
+    roots = subprocess.run(["git", "-C", str(REPO), "rev-list", "--max-parents=0", "HEAD"], capture_output=True,
+                           text=True).stdout.split()
+    if not roots or subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", f"{roots[-1]}:baselines"],
+                                   capture_output=True).returncode == 0:
+        pytest.skip("no commit of this clone predates the baselines (a shallow clone)")
+    message = _error(capsys, ["baseline", "check", "--against", roots[-1], "--claim", "hasfl.alloc.*"])
+    assert "predates the regression baselines" in message and len(message.strip().splitlines()) == 1

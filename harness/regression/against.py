@@ -88,6 +88,11 @@ def revision_numbers(settings: Settings, revision: str, profile: str, papers: li
                      ) -> tuple[str, dict[str, Any], str]:
     """(commit, its claims' recorded entries, what its verification ran) for the selection at `revision`."""
     commit = resolve(settings.root, revision)
+    has_baselines = subprocess.run(["git", "-C", str(settings.root), "cat-file", "-e", f"{commit}:baselines"],
+                                   capture_output=True)
+    if has_baselines.returncode != 0:
+        raise ValueError(f"--against {revision} ({commit[:12]}): that revision predates the regression baselines (no "
+                         "baselines/ folder there), so its code cannot record a selection to compare; name a later one")
     tree = extract(settings.root, commit, settings.cache_dir)
     selection = hashlib.sha256(json.dumps([profile, sorted(papers), pattern]).encode()).hexdigest()[:12]
     out = tree.parent / f"{commit}.{profile}.{selection}.json"
