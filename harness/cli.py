@@ -356,7 +356,7 @@ def cmd_baseline(args) -> int:
         stdout.print(f"[red]regression[/red] {difference}")
     for note in result.fragile:
         stdout.print(f"[yellow]fragile[/yellow] {note}")
-    stdout.print(f"{len(outcome.verdicts)} claims compared with {path.name}: {len(result.differences)} differences "
+    stdout.print(f"{len(outcome.verdicts)} claims compared with {path.name}: {len(result.differing_claims)} differ "
                   f"({result.summary()})")
     return 1 if result.differences else 0
 

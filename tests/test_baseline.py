@@ -199,7 +199,7 @@ def test_cli_check_of_a_selection_runs_only_what_it_needs(tmp_path: Path, capsys
     capsys.readouterr()
     assert cli.main(["--root", str(root), "baseline", "check", *options]) == 0
     shown = capsys.readouterr()  # the comparison is the command's result (stdout), the runs a diagnostic
-    assert "3 runs: 3 reused, 0 run" in shown.err and "3 claims compared with smoke.json: 0 differences" in shown.out
+    assert "3 runs: 3 reused, 0 run" in shown.err and "3 claims compared with smoke.json: 0 differ" in shown.out
     written["claims"]["hasfl.alloc.cap-at-2.4-for-tier-1.0"]["status"] = "FAIL"
     baseline.write(tmp_path / "smoke.json", written)
     assert cli.main(["--root", str(root), "baseline", "check", *options]) == 1
@@ -345,3 +345,13 @@ def test_every_drift_group_of_a_committed_baseline_is_measured(profile: str) -> 
                          for series in (entry.get("numbers") or {}).values()
                          if not series.get("numerics_invariant")} - set(groups))
     assert unmeasured == [], f"baselines/{profile}.json: drift never measured for {unmeasured}"
+
+
+def test_a_claim_is_counted_once_and_a_failure_beats_fragile() -> None:
+    """A claim with two failing series and a fragile note is one differing claim and not fragile (before:
+    two differences and a fragile verdict for one claim)."""
+    result = baseline.Check({"c.a": baseline.ClaimCheck("c.a", failures=["one", "two"], fragile=["near"]),
+                             "c.b": baseline.ClaimCheck("c.b", fragile=["near"])})
+    assert result.differing_claims == ["c.a"] and len(result.differences) == 2
+    assert [d.claim for d in result.fragile] == ["c.b"] and result.fragile_claims == ["c.b"]
+    assert "1 claim differing (2 differences), 1 claim fragile and not differing" in result.summary()

@@ -91,7 +91,17 @@ class Check:
 
     @property
     def fragile(self) -> list[Difference]:
-        return [Difference(c.claim, m) for c in self.claims.values() for m in c.fragile]
+        """The fragile notes of claims that do not fail (a failure beats a fragile note: one claim, one count)."""
+        return [Difference(c.claim, m) for c in self.claims.values() if not c.failures for m in c.fragile]
+
+    @property
+    def differing_claims(self) -> list[str]:
+        """Claims with a difference, each once (and the baseline itself, where a difference concerns it)."""
+        return list(dict.fromkeys(d.claim for d in self.differences))
+
+    @property
+    def fragile_claims(self) -> list[str]:
+        return list(dict.fromkeys(d.claim for d in self.fragile))
 
     def summary(self) -> str:
         paths = {EXACT: 0, CROSS: 0, UNCOMPARED: 0}
@@ -102,7 +112,8 @@ class Check:
                 f"numerics ({self.drift_tests} series tested against the measured drift"
                 + (f", {fallback} of them against the unmeasured fallback √2 × seed sd" if fallback else "")
                 + f"), {paths[UNCOMPARED]} without records to compare (skipped, an error, or data unavailable); "
-                f"{len(self.differences)} differences, {len(self.fragile)} fragile verdicts. {self.reach()}")
+                f"{_claims(len(self.differing_claims))} differing ({len(self.differences)} differences), "
+                f"{_claims(len(self.fragile_claims))} fragile and not differing. {self.reach()}")
 
     def reach(self) -> str:
         """The smallest change the check detects with 80% power, over its claims."""
@@ -114,6 +125,10 @@ class Check:
             parts.append(f"{len(sizes)} drift-tested claims: a shift of {middle:.2g} recorded seed SDs (median; "
                          f"{sizes[0]:.2g} to {sizes[-1]:.2g})")
         return ("Detects with 80% power: " + "; ".join(parts) + ".") if parts else ""
+
+
+def _claims(count: int) -> str:
+    return f"{count} claim{'' if count == 1 else 's'}"
 
 
 def load(path: Path) -> dict[str, Any]:
