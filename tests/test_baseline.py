@@ -355,3 +355,18 @@ def test_a_claim_is_counted_once_and_a_failure_beats_fragile() -> None:
     assert result.differing_claims == ["c.a"] and len(result.differences) == 2
     assert [d.claim for d in result.fragile] == ["c.b"] and result.fragile_claims == ["c.b"]
     assert "1 claim differing (2 differences), 1 claim fragile and not differing" in result.summary()
+
+
+def test_the_reach_is_the_designs_whatever_the_outcome() -> None:
+    """Two checks of the same recorded claims under other numerics, one where nothing moved and one where a
+    claim's verdict moved and another's series are gone, state the same reach for every claim (before: the
+    family was the series actually tested, and a moved verdict had none)."""
+    data = recorded(*[verdict(f"c.{i}", values={0: 0.5, 1: 0.7, 2: 0.6}) for i in range(3)])
+    data["drift"] = {"groups": {"e / m": {"rms": 0.02, "count": 60}}}
+    quiet = [verdict(f"c.{i}", values={0: 0.5, 1: 0.7, 2: 0.6}, numerics="elsewhere") for i in range(3)]
+    moved = [verdict("c.0", "FAIL", values={0: 0.9, 1: 0.9, 2: 0.9}, numerics="elsewhere"),
+             verdict("c.1", values={0: math.nan, 1: math.nan, 2: math.nan}, numerics="elsewhere"), quiet[2]]
+    one, other = baseline.check(quiet, data), baseline.check(moved, data)
+    assert other.differences, "the moved claim must fail"
+    assert {c: r.detects for c, r in one.claims.items()} == {c: r.detects for c, r in other.claims.items()}
+    assert one.reach() == other.reach() and "over the check's 3 drift-tested series" in one.claims["c.0"].detects

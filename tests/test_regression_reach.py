@@ -42,13 +42,21 @@ BEFORE_REFERENCE = ROOT / "tests" / "data" / "regression" / "fedrolex-before-ref
 LABEL = re.compile(r"(?P<series>.*) \(end_accuracy\)")
 
 
+REENCODED_SINCE = {"fedrolex.homogeneous.upper-bound-above-fedrolex": ("fedrolex.homogeneous.gap-narrower-than-heterofl",
+                                                                       "fedrolex.homogeneous.gap-narrower-than-dropout")}
+"""FedRolex claims re-encoded since the recordings (issue 39): the recorded claim, and the claims that replaced it
+(their entries are today's method's, so the check against the earlier method leaves them out)."""
+
+
 def _before_reference(profile: str) -> dict:
     """The committed baseline as it was when the recordings were made: its FedRolex entries those of
     the method before issue 43."""
     earlier = json.loads(BEFORE_REFERENCE.read_text(encoding="utf-8"))[profile]
     committed = baseline.load(ROOT / "baselines" / f"{profile}.json")
-    assert set(earlier) == {c for c in committed["claims"] if c.startswith("fedrolex.")}
-    return {**committed, "claims": {**committed["claims"], **earlier}}
+    added = {claim for claims in REENCODED_SINCE.values() for claim in claims}
+    assert set(earlier) - set(REENCODED_SINCE) == {c for c in committed["claims"] if c.startswith("fedrolex.")} - added
+    claims = {claim: entry for claim, entry in committed["claims"].items() if claim not in added}
+    return {**committed, "claims": {**claims, **earlier}}
 
 
 def _recording() -> dict:

@@ -282,8 +282,10 @@ def check(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = Tr
             f"moved beyond the drift of the numerics (Holm over {len(tests)} series, family-wise α = "
             f"{drift_io.ALPHA:g}): {test.text()}")
     _fragile_with_a_shift(outcome)
+    designs = {v.claim: _drift_design(v, entries.get(v.claim), measured) for v in verdicts}
+    family = max(1, sum(len(series) for series in designs.values()))
     for claim in outcome.claims.values():
-        _state_reach(claim, max(1, len(tests)))
+        _state_reach(claim, designs.get(claim.claim, []), family)
     if complete:
         seen = {v.claim for v in verdicts}
         outcome.general += [Difference(claim, "in the baseline but no longer verified") for claim in entries
@@ -312,9 +314,39 @@ def _fragile_with_a_shift(outcome: Check) -> None:
         claim.fragile = []
 
 
-def _state_reach(claim: ClaimCheck, family: int) -> None:
-    """What the check can see in this claim: any change when compared exactly, else the smallest
-    constant per-seed shift its most sensitive drift test detects with 80% power at Holm's first step."""
+@dataclass(frozen=True)
+class _DesignedSeries:
+    """A recorded series a check under other numerics would test against the drift: its label, its drift
+    scale and its recorded seeds and spread (the design, whatever the outcome)."""
+
+    label: str
+    scale: drift_io.Scale
+    seeds: int
+    recorded_sd: float
+
+
+def _drift_design(verdict: Verdict, entry: dict[str, Any] | None, measured: dict[str, Any]) -> list[_DesignedSeries]:
+    """The series of a claim that a check of this verdict's numerics tests against the drift, read from the
+    baseline entry alone: the same for every outcome of the same check."""
+    if (entry is None or entry.get("compare") == "verdict" or not entry.get("numbers") or not verdict.numerics
+            or same_numerics(verdict, entry)):
+        return []
+    designed = []
+    for label, numbers in entry["numbers"].items():
+        if numbers.get("numerics_invariant"):
+            continue
+        seeds = sum(v is not None and math.isfinite(v) for v in numbers.get("values", {}).values())
+        sd = numbers.get("std")
+        sd = float(sd) if sd is not None and math.isfinite(sd) else math.nan
+        group = drift_io.group_key(entry.get("experiment", verdict.experiment), numbers)
+        designed.append(_DesignedSeries(label, drift_io.scale(measured, group, sd, seeds, label), seeds, sd))
+    return designed
+
+
+def _state_reach(claim: ClaimCheck, designed: list[_DesignedSeries], family: int) -> None:
+    """What the check can see in this claim: any change when compared exactly, else the smallest constant
+    per-seed shift its most sensitive recorded series would show with 80% power at Holm's first step over
+    every series the check tests (the design: two runs of the same check state the same reach)."""
     if claim.path == EXACT:
         claim.detects = "any change (same numerics: compared bit for bit, up to the tolerance)"
         return
@@ -322,20 +354,22 @@ def _state_reach(claim: ClaimCheck, family: int) -> None:
         return
     level = drift_io.ALPHA / family
     reaches = []
-    for test in claim.tests:
-        shift = test.detectable(level)
-        sds = shift / test.recorded_sd if math.isfinite(test.recorded_sd) and test.recorded_sd > SPREAD_FLOOR else None
-        reaches.append((test, shift, sds))
+    for series in designed:
+        shift = drift_io.detectable_shift(series.scale, series.seeds, level)
+        sds = (shift / series.recorded_sd if math.isfinite(series.recorded_sd) and series.recorded_sd > SPREAD_FLOOR
+               else None)
+        reaches.append((series, shift, sds))
     if not reaches:
         claim.detects = "any change of its numerics-invariant numbers; its verdict only otherwise"
         return
     best = min(reaches, key=lambda reach: math.inf if reach[2] is None else reach[2])
-    test, shift, sds = best
+    series, shift, sds = best
     claim.detectable_sds = sds
     in_sds = f" = {sds:.2g} recorded seed SDs" if sds is not None else ""
-    fallback = "" if test.scale.measured else "; its drift group was NOT MEASURED (fallback √2 × seed sd)"
-    claim.detects = (f"a shift of {shift:.3g}{in_sds} per seed in {test.label} (80% power at Holm's first step, "
-                     f"α = {level:.2g}; {test.scale.text()}{fallback})")
+    fallback = "" if series.scale.measured else "; its drift group was NOT MEASURED (fallback √2 × seed sd)"
+    claim.detects = (f"a shift of {shift:.3g}{in_sds} per seed in {series.label} (80% power at Holm's first step "
+                     f"over the check's {family} drift-tested series, α = {level:.2g}; {series.scale.text()}"
+                     f"{fallback})")
 
 
 def compare(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = True) -> list[Difference]:
