@@ -42,8 +42,8 @@ BEFORE_REFERENCE = ROOT / "tests" / "data" / "regression" / "fedrolex-before-ref
 LABEL = re.compile(r"(?P<series>.*) \(end_accuracy\)")
 
 
-REENCODED_SINCE = {"fedrolex.homogeneous.upper-bound-above-fedrolex": ("fedrolex.homogeneous.gap-narrower-than-heterofl",
-                                                                       "fedrolex.homogeneous.gap-narrower-than-dropout")}
+REENCODED_SINCE = {"fedrolex.homogeneous.upper-bound-above-fedrolex": (
+    "fedrolex.homogeneous.gap-narrower-than-heterofl", "fedrolex.homogeneous.gap-narrower-than-dropout")}
 """FedRolex claims re-encoded since the recordings (issue 39): the recorded claim, and the claims that replaced it
 (their entries are today's method's, so the check against the earlier method leaves them out)."""
 
