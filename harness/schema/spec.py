@@ -78,9 +78,11 @@ class Study(StrictModel):
     @classmethod
     def _distinct_points(cls, points: list) -> list:
         seen: set = set()
-        repeated = sorted({p for p in points if p in seen or seen.add(p)})
+        repeated: set = set()
+        for point in points:
+            (repeated if point in seen else seen).add(point)
         if repeated:
-            raise PydanticCustomError("repeated_points", "the points repeat {repeated}", {"repeated": repeated})
+            raise PydanticCustomError("repeated_points", "the points repeat {repeated}", {"repeated": sorted(repeated)})
         return points
 
 
