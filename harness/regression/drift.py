@@ -47,10 +47,6 @@ from harness.regression import baseline_file
 ALPHA = 0.01
 """Family-wise false-alarm rate of one regression check across its drift-tested series."""
 
-FLOOR_FRACTION = 0.05
-"""A drift scale is never taken below this fraction of the series' recorded seed spread: a move
-smaller than a twentieth of the seed-to-seed spread is not a change any verdict can show."""
-
 HETEROGENEITY_ALPHA = 0.05
 """Below this Bartlett p, the series of a drift group are taken to drift by different amounts."""
 
@@ -258,15 +254,15 @@ def bartlett_p(series: Mapping[str, list[float]]) -> float:
     return float(stats.chi2.sf(statistic, k - 1))
 
 
-def scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int, label: str | None = None,
-          floored: bool = True) -> Scale:
-    """The drift scale a series of `group` is tested against (see the module docstring); with
-    `floored` False, a measured drift is taken as measured (how far it moves a statistic)."""
+def scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int, label: str | None = None) -> Scale:
+    """The drift scale a series of `group` is tested against (see the module docstring): the measured
+    drift of its metric between numerics, with the degrees of freedom it was measured on. It is not
+    floored by a fraction of the seed spread: a metric that barely drifts between machines (a mean
+    capacity) would hide a changed method behind such a floor, hundreds of times its drift."""
     entry = (drift.get("groups") or {}).get(group)
-    floor = FLOOR_FRACTION * recorded_sd if math.isfinite(recorded_sd) and floored else 0.0
     if entry is None or entry.get("count", 0) <= 0:
         return Scale(math.sqrt(2.0) * recorded_sd if math.isfinite(recorded_sd) else 0.0, max(1, n - 1), FALLBACK)
-    pooled = Scale(max(float(entry["rms"]), floor), int(entry["count"]), MEASURED)
+    pooled = Scale(float(entry["rms"]), int(entry["count"]), MEASURED)
     series = entry.get("series") or {}
     if entry.get("heterogeneity_p", 1.0) >= HETEROGENEITY_ALPHA or not series:
         return pooled
@@ -274,10 +270,10 @@ def scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int, labe
     if own is None:
         largest = max(series.values(), key=lambda s: s["rms"])
         if largest["rms"] > pooled.rms:
-            return Scale(max(float(largest["rms"]), floor), int(largest["count"]), LARGEST)
+            return Scale(float(largest["rms"]), int(largest["count"]), LARGEST)
         return pooled
     if own["rms"] > pooled.rms and own["count"] > 0:
-        return Scale(max(float(own["rms"]), floor), int(own["count"]), OWN)
+        return Scale(float(own["rms"]), int(own["count"]), OWN)
     return pooled
 
 
@@ -359,14 +355,14 @@ def _sd(series: Mapping[str, Any]) -> float:
 
 
 def _paired_tau(first: Mapping[str, Any], second: Mapping[str, Any], experiment: str,
-                measured: Mapping[str, Any], floored: bool = True) -> float:
+                measured: Mapping[str, Any]) -> float:
     """The drift of the per-seed difference of two series: the measured drift of the difference
     of their quantity; else, both series' groups measured, their drifts added as independent;
     else √2 × the seed sd of the per-seed differences (the pairing kept)."""
     quantity = first.get("quantity") or second.get("quantity") or "?"
     groups = measured.get("groups") or {}
     paired = difference_group(experiment, quantity)
-    own = [scale(measured, group_key(experiment, s), _sd(s), int(s.get("n") or 2), floored=floored)
+    own = [scale(measured, group_key(experiment, s), _sd(s), int(s.get("n") or 2))
            for s in (first, second)]
     if paired not in groups and all(s.measured for s in own):
         return math.sqrt(sum(s.rms ** 2 for s in own))
@@ -374,7 +370,7 @@ def _paired_tau(first: Mapping[str, Any], second: Mapping[str, Any], experiment:
     differences = [a[s] - b[s] for s in a if s in b and a[s] is not None and b[s] is not None
                    and math.isfinite(a[s] - b[s])]
     sd = float(stats.tstd(differences)) if len(differences) >= 2 else math.nan
-    return scale(measured, paired, sd, len(differences), floored=floored).rms
+    return scale(measured, paired, sd, len(differences)).rms
 
 
 def _source_drift(item: Mapping[str, Any], numbers: Mapping[str, Any], experiment: str,
@@ -390,14 +386,13 @@ def _source_drift(item: Mapping[str, Any], numbers: Mapping[str, Any], experimen
     seeds = [seed for seed in values[0] if all(v.get(seed) is not None and math.isfinite(v[seed]) for v in values)]
     groups = measured.get("groups") or {}
     if len(labels) == 1 and group_key(experiment, series[0]) in groups:
-        tau = scale(measured, group_key(experiment, series[0]), _sd(series[0]), len(seeds), labels[0],
-                    floored=False).rms
+        tau = scale(measured, group_key(experiment, series[0]), _sd(series[0]), len(seeds), labels[0]).rms
         return [values[0][seed] for seed in seeds], tau
     quantity = series[0].get("quantity") or "?"
     if len(labels) == 2 and (difference_group(experiment, quantity) in groups
                              or all(group_key(experiment, s) in groups for s in series)):
         return [values[0][seed] - values[1][seed] for seed in seeds], _paired_tau(series[0], series[1], experiment,
-                                                                               measured, floored=False)
+                                                                               measured)
     return None  # a drift never measured: no reach is simulated from a guess
 
 
