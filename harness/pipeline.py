@@ -104,6 +104,23 @@ def lacking_trained_runs(settings: Settings, profiles, papers=(), pattern: str |
     return lacking
 
 
+def _archived_config_changed(catalog, claim, profile: str, archive: Archive, store: ResultStore) -> str | None:
+    """Why the archive's observation of a claim no longer describes the profile, where a record behind it is
+    at hand (in the store or the committed bundle) and ran another config of its variant than the spec now
+    resolves (the profile's scale changed since): that observation is not re-verified as this profile's."""
+    entry = archive.entry(catalog, claim, profile) or {}
+    spec = catalog.specs[claim.claim.experiment]
+    for key in entry.get("runs") or []:
+        record = store.reusable(key)
+        if record is None or record.get("variant") not in spec.spec.variants:
+            continue
+        now = spec.resolve(record["variant"], profile).model_dump(mode="json", exclude_none=False)
+        if record.get("config") != now:
+            return (f"the archived observation ran another config of {record['variant']} at {profile} than the spec "
+                    f"now gives (its record {key[:16]}), so it is not re-verified as this profile's")
+    return None
+
+
 def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: Archive, lookup, settings: Settings,
                       store: ResultStore, fingerprints) -> None:
     """An archived profile's verdicts: a claim whose every record this store holds is verified from
@@ -119,6 +136,8 @@ def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: 
             new += not held
         elif stored.data_unavailable and not held:
             unavailable.append(claim)
+        elif (changed := _archived_config_changed(catalog, claim, profile, archive, store)) is not None:
+            stored = replace(stored, reason=f"{changed}; {stored.reason}")
         else:  # records missing: the archive's observation, or its "not run" verdict, says so
             stored = reverify(catalog, claim, profile, archive)
         outcome.verdicts.append(stored)
