@@ -191,3 +191,28 @@ def test_an_archive_edited_or_damaged_is_refused_by_name(tmp_path, change, seal,
     with pytest.raises(ValueError, match="REPORT.json") as raised:
         load_archive(path)
     assert message in str(raised.value)
+
+
+def test_an_archived_observation_of_another_config_is_not_taken_as_the_profiles() -> None:
+    """FedRolex's learning tier changed its CNN and rounds after the archive was written: a record behind the
+    archived observation, at hand, ran the old config, so the observation is not re-verified as the
+    profile's (before: the old tier's numbers were shown under the new tier's level)."""
+    from harness.pipeline import _archived_config_changed
+    from harness.verdicts.archive import Archive
+    claim = CATALOG.claim("fedrolex.accuracy.high-heterogeneity-ordering")
+    spec = CATALOG.specs["fedrolex-cifar10"]
+    current = spec.resolve("fedrolex-l2", "learning").model_dump(mode="json", exclude_none=False)
+    older = json.loads(json.dumps(current))
+    older["model"]["hidden"] = [16, 32, 64]
+    archive = Archive(Path("REPORT.json"), "abc", {(claim.id, "learning"): {"runs": ["k0"], "numbers": {}}})
+
+    class Store:
+        def __init__(self, config):
+            self.config = config
+
+        def reusable(self, key):
+            return {"variant": "fedrolex-l2", "config": self.config}
+
+    assert "ran another config of fedrolex-l2 at learning" in _archived_config_changed(
+        CATALOG, claim, "learning", archive, Store(older))
+    assert _archived_config_changed(CATALOG, claim, "learning", archive, Store(current)) is None
