@@ -11,15 +11,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-from harness.errors import SpecError
-from harness.extensions import ALLOW_CODE_PATHS_VARIABLE, CODE_ROOT_VARIABLE
-from harness.loading.catalog import load_catalog
 from harness.runners.parts import OBJECTIVES
-from harness.settings import LEGACY_ALLOW_VARIABLE, Settings, scoped_code
+from harness.settings import scoped_code
 from methods.federated import run_federation
 from methods.federated.parts import Choice
+from tests.test_extension_files import _own_scope as _own_scope  # the autouse fixture: no code scope leaks in
+from tests.test_extension_files import _problems as catalog_problems
 from tests.test_federated_engine import tiny_cfg, tiny_conv, tiny_data
 
 # The template of docs/adding-a-paper.md: `train` only, counting its calls.
@@ -79,13 +77,6 @@ profiles:
 OBJECTIVE_LINE = 14
 
 
-@pytest.fixture(autouse=True)
-def _own_scope(monkeypatch):
-    for name in (CODE_ROOT_VARIABLE, ALLOW_CODE_PATHS_VARIABLE, LEGACY_ALLOW_VARIABLE):
-        monkeypatch.setenv(name, "")
-        monkeypatch.delenv(name)
-
-
 def _problems(root: Path, objective: str, source: str, execution: str | None = None) -> list:
     (root / "claims").mkdir(parents=True)
     (root / "specs").mkdir()
@@ -95,12 +86,7 @@ def _problems(root: Path, objective: str, source: str, execution: str | None = N
     if execution:
         spec = spec.replace("    rounds: 1\n", f"    rounds: 1\n    client_execution: {execution}\n")
     (root / "specs" / "objective-file.yaml").write_text(spec)
-    settings = Settings.from_env(root, store_dir=root / "store")
-    try:
-        load_catalog(settings.claims_dir, settings.specs_dir, settings.root)
-    except SpecError as error:
-        return error.problems
-    return []
+    return catalog_problems(root)
 
 
 def test_an_objective_overriding_only_train_is_refused_under_batched_execution(tmp_path):
