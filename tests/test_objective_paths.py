@@ -1,8 +1,9 @@
 """A local objective runs on the execution path a spec chooses, or `validate` refuses it.
 
 The batched path trains same-shape clients through `train_cohort`; the sequential path (and
-models too large to stack) through `train`. An objective overriding one without the other would
-train some clients with an ancestor's method and nothing would say so.
+models too large to stack) through `train`. An objective overriding only `train` (the documented
+minimum) trains one client at a time on both; one overriding only `train_cohort` would train some
+clients with an ancestor's method, so `validate` refuses it.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from harness.runners.parts import OBJECTIVES
 from harness.settings import scoped_code
@@ -89,25 +91,20 @@ def _problems(root: Path, objective: str, source: str, execution: str | None = N
     return catalog_problems(root)
 
 
-def test_an_objective_overriding_only_train_is_refused_under_batched_execution(tmp_path):
-    (problem,) = _problems(tmp_path, "Damped", TRAIN_ONLY)
-    assert (str(problem.file), problem.line, problem.field) == ("specs/objective-file.yaml", OBJECTIVE_LINE,
-                                                                 "config.federation.objective")
-    assert "overrides `train` but not `train_cohort`" in problem.message
-    assert "client_execution: sequential" in problem.message
-
-
 def test_an_objective_overriding_only_train_cohort_is_refused_on_every_path(tmp_path):
     (problem,) = _problems(tmp_path, "CohortOnly", COHORT_ONLY, execution="batched")
     assert "overrides `train_cohort` but not `train`" in problem.message
 
 
-def test_an_objective_overriding_only_train_runs_under_sequential_execution(tmp_path):
-    assert _problems(tmp_path, "Damped", TRAIN_ONLY, execution="sequential") == []
+@pytest.mark.parametrize("execution", [None, "batched", "sequential"])
+def test_an_objective_overriding_only_train_is_called_on_every_path(tmp_path, execution):
+    assert _problems(tmp_path, "Damped", TRAIN_ONLY, execution=execution) == []
     with scoped_code(tmp_path):
         objective = OBJECTIVES.load("objectives/mine.py:Damped")
     module = sys.modules[objective.__module__]
-    cfg = dataclasses.replace(tiny_cfg(rounds=2, client_execution="sequential"), objective=Choice.of(objective))
+    module.CALLS.clear()
+    cfg = dataclasses.replace(tiny_cfg(rounds=2, client_execution=execution or "batched"),
+                              objective=Choice.of(objective))
     run_federation(tiny_conv(), tiny_data(4), cfg, np.ones(4), seed=0)
     assert len(module.CALLS) == 2 * cfg.clients_per_round
 

@@ -28,6 +28,7 @@ from harness.kinds.base import (
 from harness.kinds.evaluations import Tolerance, by_round, evaluations, present_evaluations
 from harness.runners.model_config import model_sources
 from harness.runners.parts import OBJECTIVES, POLICIES, ROUND_HOOKS
+from methods.federated.objectives import defining_class
 
 
 def _accuracies(result) -> list[tuple[int, float]]:
@@ -159,28 +160,19 @@ def _named_sources(config) -> list[str]:
                                           for source in point.sources(part["name"])]
 
 
-def _definer(part: type, method: str) -> type:
-    return next(cls for cls in part.__mro__ if method in vars(cls))
-
-
 def _objective_problems(config) -> list[tuple[tuple[str, ...], str]]:
-    """An objective must train a client the same way on both paths: `train` (sequential execution, and
-    models too large to stack) and `train_cohort` (batched execution). One overridden without the other
-    would leave the other path running an ancestor's training, silently another method."""
+    """An objective that overrides only `train` trains one client at a time on every path (the batched
+    engine falls back to it). One that overrides only `train_cohort` would leave sequential execution,
+    and models too large to stack, training as an ancestor does: silently another method."""
     federation = config.federation
     objective = OBJECTIVES.load(federation.objective["name"])
-    single, cohort = _definer(objective, "train"), _definer(objective, "train_cohort")
-    name = f"objective {federation.objective['name']!r} ({objective.__module__}.{objective.__qualname__})"
-    where = ("federation", "objective")
-    if single is not cohort and issubclass(single, cohort) and federation.client_execution == "batched":
-        return [(where, f"{name} overrides `train` but not `train_cohort`, which batched execution (the default) calls "
-                f"instead: the clients would train as {cohort.__qualname__} does; implement `train_cohort` "
-                "(methods.federated.objectives.FedProxObjective shows how) or set "
-                "`federation.client_execution: sequential`")]
-    if single is not cohort and issubclass(cohort, single):
-        return [(where, f"{name} overrides `train_cohort` but not `train`, which sequential execution and models too "
-                f"large to stack call instead: those clients would train as {single.__qualname__} does; "
-                "implement `train` too")]
+    single = defining_class(objective, "train")
+    if objective.trains_cohorts() and defining_class(objective, "train_cohort") is not single:
+        return [(("federation", "objective"),
+                 f"objective {federation.objective['name']!r} ({objective.__module__}.{objective.__qualname__}) "
+                 "overrides `train_cohort` but not `train`, which sequential execution and models too large to stack "
+                 f"call instead: those clients would train as {single.__qualname__} does; "
+                 "implement `train` too")]
     return []
 
 

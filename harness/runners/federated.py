@@ -25,6 +25,7 @@ from methods.federated import (
 from methods.federated.aggregation import Weighting
 from methods.federated.augmentation import AugmentationMode
 from methods.federated.config import ClientExecution
+from methods.federated.precision import Precision
 from methods.partition import (
     client_tv_distances,
     dirichlet_partition,
@@ -93,6 +94,8 @@ class Federation(BaseModel):
     eval_every: int = Field(1, ge=1)
     eval_batch_size: int = Field(256, ge=1)
     client_execution: ClientExecution = ClientExecution.BATCHED
+    # fp32, the default, is left out of a run's config: the keys of runs made before the setting stand
+    precision: Precision = Field(Precision.FP32, exclude_if=lambda value: value is Precision.FP32)
     policy: part_field(POLICIES) = Field("heterofl", validate_default=True)  # type: ignore[valid-type]
     objective: part_field(OBJECTIVES) = Field("sgd", validate_default=True)  # type: ignore[valid-type]
     round_hook: part_field(ROUND_HOOKS) | None = None  # type: ignore[valid-type]

@@ -22,6 +22,7 @@ from torch import Tensor
 from methods.federated.data import ClientData
 from methods.federated.labels import kept_logits, kept_logits_stacked
 from methods.federated.local import LocalResult, LocalSettings
+from methods.federated.precision import Precision, forward_precision
 from methods.federated.stacked_sgd import StackedSGD, clip_per_client_
 from methods.models.stacked import StackedModel
 
@@ -72,9 +73,10 @@ def train_cohort(model: StackedModel, starts: Sequence[Mapping[str, Tensor]],
         active = [c for c in range(clients) if step < batches[c].steps]
         chosen = {c: batches[c].at(step) for c in active}
         if grouped:
-            grads = _grouped_gradients(model, params, data, chosen, generators, loss_sums)
+            grads = _grouped_gradients(model, params, data, chosen, generators, loss_sums, settings.precision)
         else:
-            grads = _client_gradients(model, leaves, params, data, chosen, generators, loss_sums)
+            grads = _client_gradients(model, leaves, params, data, chosen, generators, loss_sums,
+                                      settings.precision)
         with torch.no_grad():
             if correction is not None:
                 correction(params, grads)
@@ -95,7 +97,8 @@ def _gradient(parameter: Tensor) -> Tensor:
 
 def _grouped_gradients(model: StackedModel, params: dict[str, Tensor],
                        data: Sequence[ClientData], chosen: dict[int, Tensor],
-                       generators: Sequence[torch.Generator], loss_sums: Tensor) -> dict[str, Tensor]:
+                       generators: Sequence[torch.Generator], loss_sums: Tensor,
+                       precision: Precision) -> dict[str, Tensor]:
     """One graph per batch size among the active clients (batch norm stays per client)."""
     clients = len(loss_sums)
     by_size: dict[int, list[int]] = {}
@@ -108,9 +111,10 @@ def _grouped_gradients(model: StackedModel, params: dict[str, Tensor],
         view = params if index is None else {n: p.index_select(0, index) for n, p in params.items()}
         inputs, labels = zip(*(data[c].batch(chosen[c], generators[c]) for c in members))
         x, y = torch.stack(inputs), torch.stack(labels)
-        logits = kept_logits_stacked(model.grouped_logits(view, x), [data[c].classes for c in members])
-        losses = F.cross_entropy(logits.flatten(0, 1), y.flatten(),
-                                 reduction="none").view(len(members), -1).mean(dim=1)
+        with forward_precision(precision, x.device):
+            logits = kept_logits_stacked(model.grouped_logits(view, x), [data[c].classes for c in members])
+            losses = F.cross_entropy(logits.flatten(0, 1), y.flatten(),
+                                     reduction="none").view(len(members), -1).mean(dim=1)
         losses.sum().backward()
         with torch.no_grad():
             loss_sums.index_add_(0, torch.tensor(members, device=loss_sums.device),
@@ -121,14 +125,15 @@ def _grouped_gradients(model: StackedModel, params: dict[str, Tensor],
 def _client_gradients(model: StackedModel, leaves: list[dict[str, Tensor]],
                       params: dict[str, Tensor], data: Sequence[ClientData],
                       chosen: dict[int, Tensor], generators: Sequence[torch.Generator],
-                      loss_sums: Tensor) -> dict[str, Tensor]:
+                      loss_sums: Tensor, precision: Precision) -> dict[str, Tensor]:
     """Forward and backward one active client after another; stacked gradients (zero rows for
     the clients that have finished)."""
     for c, batch in chosen.items():
         for leaf in leaves[c].values():
             leaf.grad = None
         x, y = data[c].batch(batch, generators[c])
-        loss = F.cross_entropy(kept_logits(model.client_logits(leaves[c], x), data[c].classes), y)
+        with forward_precision(precision, x.device):
+            loss = F.cross_entropy(kept_logits(model.client_logits(leaves[c], x), data[c].classes), y)
         loss.backward()
         loss_sums[c] += loss.detach()
     return {name: torch.stack([_gradient(leaves[c][name]) if c in chosen else torch.zeros_like(p[c])

@@ -11,6 +11,7 @@ from methods.federated.augmentation import AugmentationMode
 from methods.federated.objectives import LocalObjective
 from methods.federated.parts import Choice
 from methods.federated.policies import AllocationPolicy, CapPolicy
+from methods.federated.precision import Precision
 from methods.federated.rounds import RoundHook
 
 
@@ -35,6 +36,7 @@ class FederationConfig:
     same-shape sub-models together where the model family offers a stacked form; "sequential"
     trains one client after another (the reference). Both follow the same per-client
     arithmetic; numbers agree up to float reduction order, so the choice is part of the run's key.
+    ``precision``: the arithmetic of the clients' forward passes (`methods.federated.precision`).
     """
 
     num_clients: int = 20
@@ -55,6 +57,7 @@ class FederationConfig:
     eval_every: int = 1
     eval_batch_size: int = 256
     client_execution: str = "batched"
+    precision: str = "fp32"
     policy: Choice[AllocationPolicy] = field(default_factory=lambda: Choice.of(CapPolicy))
     objective: Choice[LocalObjective] = field(default_factory=lambda: Choice.of(LocalObjective))
     round_hook: Choice[RoundHook] | None = None
@@ -64,6 +67,7 @@ class FederationConfig:
         Weighting(self.weighting)
         AugmentationMode(self.augmentation)
         ClientExecution(self.client_execution)
+        Precision(self.precision)
         for role, base in (("policy", AllocationPolicy), ("objective", LocalObjective), ("round_hook", RoundHook)):
             choice = getattr(self, role)
             if choice is not None and not issubclass(choice.part, base):

@@ -5,12 +5,15 @@ from dataclasses import dataclass
 
 from torch import Tensor
 
+from methods.federated.precision import Precision
+
 Params = dict[str, Tensor]
 
 
 @dataclass(frozen=True)
 class LocalSettings:
-    """One round's local optimisation: E epochs of mini-batches, SGD, gradient-norm clipping."""
+    """One round's local optimisation: E epochs of mini-batches, SGD, gradient-norm clipping, the
+    forward pass in ``precision``."""
 
     epochs: int
     batch_size: int
@@ -18,6 +21,7 @@ class LocalSettings:
     momentum: float
     weight_decay: float
     clip_norm: float | None
+    precision: Precision = Precision.FP32
 
 
 @dataclass

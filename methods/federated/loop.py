@@ -20,6 +20,7 @@ from methods.federated.evaluation import evaluate
 from methods.federated.local import LocalSettings
 from methods.federated.objectives import ObjectiveContext
 from methods.federated.policies import PolicyContext
+from methods.federated.precision import Precision, check_supported
 from methods.federated.results import FederationResult, RoundRecord
 from methods.federated.round_training import train_round
 from methods.federated.rounds import RoundContext, work_of
@@ -79,6 +80,7 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
     """
     started = time.perf_counter()
     device = torch.device(device)
+    check_supported(cfg.precision, device)
     caps = np.asarray(caps, dtype=np.float64)
     if len(caps) != cfg.num_clients or len(data.clients) != cfg.num_clients:
         raise ValueError(f"num_clients={cfg.num_clients} but {len(caps)} caps and "
@@ -117,8 +119,8 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
         epochs = work_of(hook, t, drawn, cfg.local_epochs)
         sampled = [i for i in drawn if epochs[i] > 0]
         lr = cfg.lr * cfg.lr_decay ** t
-        settings = {i: LocalSettings(epochs[i], cfg.batch_size, lr, cfg.momentum, cfg.weight_decay, cfg.clip_norm)
-                    for i in sampled}
+        settings = {i: LocalSettings(epochs[i], cfg.batch_size, lr, cfg.momentum, cfg.weight_decay, cfg.clip_norm,
+                                     Precision(cfg.precision)) for i in sampled}
         views: dict[int, SubmodelView] = {}
         by_width: dict[float, SubmodelView] = {}  # prefix and rolling units depend on the width
         for i in sampled:

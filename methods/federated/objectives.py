@@ -20,6 +20,7 @@ from methods.federated.data import ClientData
 from methods.federated.labels import kept_logits
 from methods.federated.local import LocalResult, LocalSettings
 from methods.federated.parts import Part, Settings
+from methods.federated.precision import forward_precision
 from methods.federated.submodel import Params, SubmodelView, load_params
 from methods.models.stacked import StackedModel
 
@@ -50,7 +51,8 @@ def train_local(model: nn.Module, start: Mapping[str, Tensor], data: ClientData,
                 settings: LocalSettings, generator: torch.Generator,
                 correction: GradCorrection | None = None) -> LocalResult:
     """K = E x ceil(n / batch) SGD steps of cross-entropy from ``start`` (over the logits of the
-    client's ``classes`` where it has them, on its augmented batches where it augments).
+    client's ``classes`` where it has them, on its augmented batches where it augments; the forward
+    pass in the settings' precision).
 
     Every epoch reshuffles with ``generator`` (CPU). ``correction`` edits the gradients after
     backward and before clipping. Losses are summed on the device and checked once at the end.
@@ -69,7 +71,8 @@ def train_local(model: nn.Module, start: Mapping[str, Tensor], data: ClientData,
         for batch in order.split(settings.batch_size):
             optimizer.zero_grad(set_to_none=True)
             x, y = data.batch(batch, generator)
-            loss = F.cross_entropy(kept_logits(model(x), data.classes), y)
+            with forward_precision(settings.precision, device):
+                loss = F.cross_entropy(kept_logits(model(x), data.classes), y)
             loss.backward()
             if correction is not None:
                 correction(params)
@@ -111,6 +114,18 @@ class LocalObjective(Part):
 
     def end_round(self) -> None:
         """Server-side bookkeeping after all clients of a round trained."""
+
+    @classmethod
+    def trains_cohorts(cls) -> bool:
+        """Whether ``train_cohort`` is this objective's own training: defined no higher in the class
+        tree than ``train``. An objective that overrides only ``train`` (the documented minimum)
+        trains one client at a time on every execution path."""
+        return issubclass(defining_class(cls, "train_cohort"), defining_class(cls, "train"))
+
+
+def defining_class(part: type, method: str) -> type:
+    """The class in ``part``'s tree whose body defines ``method``."""
+    return next(cls for cls in part.__mro__ if method in vars(cls))
 
 
 def _stacked(per_client: Sequence[Mapping[str, Tensor]]) -> Params:

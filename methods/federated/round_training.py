@@ -2,9 +2,9 @@
 
 Batched execution groups the clients whose sub-models have the same shapes (after extraction,
 random units included) and who run the same local epochs, and trains each group through the
-family's stacked form; families
-without a stacked form, sub-models too large to gain from it, and sequential execution train
-one client after another with a module of the sub-model's size.
+family's stacked form; families without a stacked form, sub-models too large to gain from it,
+objectives that override only ``train``, and sequential execution train one client after another
+with a module of the sub-model's size.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def train_round(execution: ClientExecution | str, objective: LocalObjective,
                 generators: Mapping[int, torch.Generator]) -> dict[int, LocalResult]:
     """Every client's ``LocalResult``, keyed by client (``settings``: each client's local work)."""
     results: dict[int, LocalResult] = {}
-    batched = ClientExecution(execution) is ClientExecution.BATCHED
+    batched = ClientExecution(execution) is ClientExecution.BATCHED and objective.trains_cohorts()
     for members in cohorts(clients, views, settings) if batched else [[i] for i in clients]:
         stacked = family.stacked(views[members[0]].sizes) if batched else None
         size = sum(t.numel() for t in starts[members[0]].values())
