@@ -141,8 +141,10 @@ def referenced_variants(catalog: Catalog, experiment: str, variant: str, profile
 
 def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, profile: str,
                 settings: Settings, store: ResultStore | None = None,
-                data: Mapping[str, str] | None = None, trial: bool = False) -> RunRequest:
-    """The run of one variant and seed at one profile.
+                data: Mapping[str, str] | None = None, trial: bool = False,
+                overrides: Mapping[str, Any] | None = None) -> RunRequest:
+    """The run of one variant and seed at one profile (its config changed by ``overrides`` where given,
+    e.g. another precision: a run no claim plans, with a key of its own).
 
     Config values that refer to another variant's record (same seed and profile) are
     replaced by that record's metric; if it is not stored yet, PendingDependency names it.
@@ -155,9 +157,11 @@ def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, prof
     config = config_model.model_dump(mode="json", exclude_none=False)
     if trial and loaded.kind.trial is not None:
         config = deep_merge(config, dict(loaded.kind.trial(config)))
+    if overrides:
+        config = deep_merge(config, dict(overrides))
 
     def resolve(other: str, metric: str) -> float:
-        dependency = request_for(catalog, experiment, other, seed, profile, settings, store, data, trial)
+        dependency = request_for(catalog, experiment, other, seed, profile, settings, store, data, trial, overrides)
         record = store.get(dependency.key) if store is not None else None
         if record is not None and record["status"] != "ok":
             raise DependencyFailed(dependency, record)
