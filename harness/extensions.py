@@ -4,8 +4,11 @@ Each extension point (`KINDS`, `METRICS`, `POLICIES`, `OBJECTIVES`, `ROUND_HOOKS
 entry-point group; a reference to one of its pieces is
 - the name of an entry point in that group (the project's own pieces are registered there too,
   in its pyproject.toml, exactly as an installed package registers its own);
-- `package.module:Name`, an importable module and an attribute of it (installed code, or code on
-  `sys.path`: the user's own, so always allowed);
+- `package.module:Name`, an importable module and an attribute of it, allowed only where the
+  module's top-level package lies inside the project folder or an allowed code path (below), is
+  the project's own (`harness`, `methods`, `fedclaims`) or belongs to an installed package that
+  registers pieces in one of these groups; a standard-library or other installed module is refused
+  before anything is imported, and so is any `__main__` (importing it runs a program);
 - `path/to/file.py:Name`, a Python file and an attribute of it.
 
 Files are code a spec makes this process run, so they are confined (`CodeScope`):
@@ -21,7 +24,8 @@ Files are code a spec makes this process run, so they are confined (`CodeScope`)
 - a file is loaded as the module `extension_file[<its path from the project folder>]`, a name the
   same on every machine.
 `sources(reference)` names the module (or file module) a piece was loaded from, so that a run's
-key can cover the code it executes.
+key can cover the code it executes. A name two installed packages register in one group is refused,
+naming both, rather than one of them winning silently.
 """
 from __future__ import annotations
 
@@ -45,6 +49,9 @@ T = TypeVar("T")
 CODE_ROOT_VARIABLE = "FEDCLAIMS_CODE_ROOT"
 ALLOW_CODE_PATHS_VARIABLE = "FEDCLAIMS_ALLOW_CODE_PATHS"
 FILE_MODULE_PREFIX = "extension_file"
+GROUP_PREFIX = "fedclaims."
+"""Every extension point's entry-point group starts with this."""
+PROJECT_PACKAGES = frozenset({"harness", "methods", "fedclaims"})
 
 
 class UnknownExtension(ValueError):
@@ -152,9 +159,67 @@ def _attribute(module: ModuleType, name: str, where: str) -> Any:
         raise UnknownExtension(f"{where}: no attribute {name!r}") from None
 
 
+def _distribution(entry: metadata.EntryPoint) -> str:
+    return entry.dist.name if entry.dist is not None else "an unnamed distribution"
+
+
+@functools.cache
+def _registrations(group: str) -> dict[str, tuple[metadata.EntryPoint, ...]]:
+    """Each name of the group with every distinct registration of it (one distribution listed twice,
+    as an editable install can be, counts once)."""
+    found: dict[str, dict[tuple[str, str], metadata.EntryPoint]] = {}
+    for entry in metadata.entry_points(group=group):
+        found.setdefault(entry.name, {}).setdefault((_distribution(entry), entry.value), entry)
+    return {name: tuple(entries.values()) for name, entries in found.items()}
+
+
 @functools.cache
 def _entry_points(group: str) -> dict[str, metadata.EntryPoint]:
-    return {entry.name: entry for entry in metadata.entry_points(group=group)}
+    """The group's names registered once (a name registered by two packages is in `_conflicts`)."""
+    return {name: entries[0] for name, entries in _registrations(group).items() if len(entries) == 1}
+
+
+def _conflict(group: str, name: str) -> UnknownExtension | None:
+    entries = _registrations(group).get(name, ())
+    if len(entries) < 2:
+        return None
+    both = " and ".join(f"{_distribution(entry)} ({entry.value})" for entry in entries)
+    return UnknownExtension(f"{name!r} is registered in {group} by {both}: uninstall one, or name the piece as "
+                            "'package.module:Name'")
+
+
+@functools.cache
+def _registering_packages() -> frozenset[str]:
+    """The top-level packages of every installed piece of every extension group."""
+    return frozenset(entry.module.split(".")[0] for distribution in metadata.distributions()
+                     for entry in distribution.entry_points if entry.group.startswith(GROUP_PREFIX))
+
+
+def module_problem(module: str) -> str | None:
+    """Why a spec may not run `module` (None: it may), found without importing it: a top-level name's
+    spec is looked up without executing any of its code."""
+    parts = module.split(".")
+    if "__main__" in parts:
+        return "a __main__ module runs a program when imported; name a module that defines the piece"
+    top = parts[0]
+    if top in PROJECT_PACKAGES or top in _registering_packages():
+        return None
+    if top in sys.stdlib_module_names:
+        return ("a standard-library module, not a piece of a paper; name one of the project's, of an allowed "
+                "file or of a registered package")
+    try:
+        found = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        return None  # importing it fails with its own message
+    places = [Path(p) for p in (found.submodule_search_locations or [found.origin]) if p]
+    scope = code_scope()
+    if any(scope.permits(place.resolve()) for place in places):
+        return None
+    where = places[0] if places else top
+    return (f"lies outside the project folder {scope.root} ({where}) and no installed package registers it in a "
+            f"{GROUP_PREFIX}* group; if you trust it, allow it with {ALLOW_CODE_PATHS_VARIABLE} (or --allow-code-path)")
 
 
 @dataclass(frozen=True)
@@ -170,8 +235,8 @@ class ExtensionPoint(Generic[T]):
     def names(self, distribution: str | None = None) -> list[str]:
         """The registered pieces, sorted: every installed package's, or only those `distribution`
         registers (`fedclaims`: the project's own)."""
-        return sorted(name for name, entry in _entry_points(self.group).items()
-                      if distribution is None or (entry.dist is not None and entry.dist.name == distribution))
+        return sorted(name for name, entries in _registrations(self.group).items()
+                      if distribution is None or any(_distribution(entry) == distribution for entry in entries))
 
     def load(self, reference: str) -> T:
         """The piece `reference` names (raises UnknownExtension saying what was tried)."""
@@ -179,6 +244,9 @@ class ExtensionPoint(Generic[T]):
 
     def sources(self, reference: str) -> list[str]:
         """The module (for a file: the module it is loaded as, loading it if need be) a piece comes from."""
+        conflict = _conflict(self.group, reference)
+        if conflict is not None:
+            raise conflict
         entry = _entry_points(self.group).get(reference)
         if entry is not None:
             return [entry.module]
@@ -186,7 +254,9 @@ class ExtensionPoint(Generic[T]):
         if named is not None:
             return [load_file(named[0])[1]]
         if ":" in reference:
-            return [reference.rpartition(":")[0]]
+            module = reference.rpartition(":")[0]
+            _check_module(module)
+            return [module]
         raise self.unknown(reference)
 
     def unknown(self, reference: str) -> UnknownExtension:
@@ -200,7 +270,16 @@ def _cached_entry(group: str, name: str) -> Any:
     return _imported(f"entry point {name!r} ({entry.value})", entry.load)
 
 
+def _check_module(module: str) -> None:
+    problem = module_problem(module)
+    if problem is not None:
+        raise UnknownExtension(f"{module}: {problem}")
+
+
 def _load(point: ExtensionPoint[T], reference: str) -> T:
+    conflict = _conflict(point.group, reference)
+    if conflict is not None:
+        raise conflict
     if reference in _entry_points(point.group):
         piece = _cached_entry(point.group, reference)
     elif ":" not in reference:
@@ -211,6 +290,7 @@ def _load(point: ExtensionPoint[T], reference: str) -> T:
             piece = _attribute(load_file(named[0])[0], named[1], named[0])
         else:
             module, _, attribute = reference.rpartition(":")
+            _check_module(module)
             piece = _attribute(_imported(module, lambda: importlib.import_module(module)), attribute, module)
     if not point.accepts(piece):
         raise UnknownExtension(f"{reference!r} is not {point.expected}")

@@ -208,7 +208,8 @@ def test_a_spawned_worker_finds_and_may_run_what_the_driver_may(tmp_path, monkey
 def test_a_module_policy_failing_at_import_is_one_line(tmp_path, monkeypatch):
     _write(tmp_path / "exiting_policy_module.py", "import sys\nsys.exit(3)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(UnknownExtension, match=r"^exiting_policy_module: calls sys.exit\(3\) at import$"):
+    with scoped_code(tmp_path), pytest.raises(UnknownExtension,
+                                              match=r"^exiting_policy_module: calls sys.exit\(3\) at import$"):
         POLICIES.load("exiting_policy_module:Anything")
 
 
