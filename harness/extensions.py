@@ -213,7 +213,7 @@ def module_problem(module: str) -> str | None:
         found = None
     if found is None:
         return None  # importing it fails with its own message
-    places = [Path(p) for p in (found.submodule_search_locations or [found.origin]) if p]
+    places = [Path(p) for p in (found.submodule_search_locations or [found.origin or ""]) if p]
     scope = code_scope()
     if any(scope.permits(place.resolve()) for place in places):
         return None
