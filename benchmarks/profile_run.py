@@ -74,7 +74,7 @@ def _run(config: federated.Config, seed: int, settings: Settings, profiler: cPro
                                    progress=lambda *_: ends.append((time.perf_counter(), time.process_time())))
     with threadpool_limits(1):
         started = time.perf_counter()
-        federated._image_federation(config, seed, context)
+        federated.build_federation(config, seed, context)
         preparation = time.perf_counter() - started
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         ends.append((time.perf_counter(), time.process_time()))

@@ -1,6 +1,8 @@
 """Federated sub-model training on a real data set: one run of the composed round loop."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -18,6 +20,8 @@ from methods.federated import (
     ClientData,
     FederatedDataset,
     FederationConfig,
+    FederationResult,
+    RoundRecord,
     draw_capacity_caps,
     equal_share_caps,
     run_federation,
@@ -26,6 +30,7 @@ from methods.federated.aggregation import Weighting
 from methods.federated.augmentation import AugmentationMode
 from methods.federated.config import ClientExecution
 from methods.federated.precision import Precision
+from methods.models.slicing import SliceableFamily
 from methods.partition import (
     client_tv_distances,
     dirichlet_partition,
@@ -229,33 +234,76 @@ def _width_costs(family, model: ModelConfig, history) -> list[dict]:
     return [{"width": w, "param_fraction": params, "mac_fraction": macs} for w, (params, macs) in table.items()]
 
 
-def run(config: Config, seed: int, context: RunContext) -> dict:
+@dataclass(frozen=True)
+class BuiltFederation:
+    """An experiment's federation for one seed: every client's data, the test and calibration sets, each
+    client's label skew (total variation from the pooled labels) and the data set's fingerprint."""
+
+    data: FederatedDataset
+    tv: np.ndarray
+    fingerprint: str
+
+
+def build_federation(config: Config, seed: int, context: RunContext) -> BuiltFederation:
+    """The federation a run of ``config`` trains on for ``seed``: the data set read through ``context``,
+    partitioned and subsampled as the config says (the same for every variant of a seed)."""
     build = _text_federation if config.data.name == "shakespeare" else _image_federation
-    federated, tv, fingerprint = build(config, seed, context)
+    return BuiltFederation(*build(config, seed, context))
+
+
+def draw_caps(config: Config, seed: int) -> np.ndarray:
+    """Each client's capacity cap for ``seed``, as the config's `caps` draws them."""
     caps_rng = np.random.default_rng(setup_seed(seed, "caps"))
     if config.caps.assignment == "equal_shares":
-        caps = equal_share_caps(config.federation.num_clients, config.caps.tiers, rng=caps_rng)
-    elif config.caps.probabilities is None:
+        return equal_share_caps(config.federation.num_clients, config.caps.tiers, rng=caps_rng)
+    if config.caps.probabilities is None:
         raise ValueError("caps drawn i.i.d. (assignment: iid) need probabilities")
-    else:
-        caps = draw_capacity_caps(config.federation.num_clients, config.caps.tiers, config.caps.probabilities,
-                                  rng=caps_rng)
+    return draw_capacity_caps(config.federation.num_clients, config.caps.tiers, config.caps.probabilities,
+                              rng=caps_rng)
+
+
+@dataclass(frozen=True)
+class TrainedFederation:
+    """What a trained run leaves for a kind to measure: the result (`final_params`, the per-round
+    `history`), the model family, the federation and the caps it trained with."""
+
+    result: FederationResult
+    family: SliceableFamily
+    federation: BuiltFederation
+    caps: np.ndarray
+
+
+def train_federation(config: Config, seed: int, context: RunContext,
+                     on_round: Callable[[RoundRecord], None] | None = None) -> TrainedFederation:
+    """Train one run of ``config`` (progress reported through ``context``; ``on_round`` also receives
+    every round's record as it ends). A kind that measures something else of the trained model
+    (accuracy at each width, say) calls this and reads `result.final_params`."""
+    built = build_federation(config, seed, context)
+    caps = draw_caps(config, seed)
     federation = config.federation.method()
     family = build_model_family(config.model)
     rounds = federation.rounds
 
-    def progress(record) -> None:
+    def each_round(record: RoundRecord) -> None:
         context.progress((record.round + 1) / rounds, f"round {record.round + 1}/{rounds}")
+        if on_round is not None:
+            on_round(record)
 
-    result = run_federation(family, federated.to(context.device), federation, caps, seed,
-                            device=context.device, on_round=progress, oracle_tv=tv)
-    record = result.to_dict()
+    result = run_federation(family, built.data.to(context.device), federation, caps, seed,
+                            device=context.device, on_round=each_round, oracle_tv=built.tv)
+    return TrainedFederation(result, family, built, caps)
+
+
+def run(config: Config, seed: int, context: RunContext) -> dict:
+    trained = train_federation(config, seed, context)
+    federated = trained.federation.data
+    record = trained.result.to_dict()
     record["config"] = config.federation.model_dump(mode="json")
-    record["width_costs"] = _width_costs(family, config.model, result.history)
-    record["tv_distance"] = [float(t) for t in tv]
+    record["width_costs"] = _width_costs(trained.family, config.model, trained.result.history)
+    record["tv_distance"] = [float(t) for t in trained.federation.tv]
     record["client_sizes"] = [len(c) for c in federated.clients]
     record["test_size"] = len(federated.test)
     record["majority_accuracy"] = majority_accuracy(federated.test.y.cpu().numpy())
     record["num_classes"] = federated.num_classes
-    record["data_fingerprint"] = fingerprint
+    record["data_fingerprint"] = trained.federation.fingerprint
     return record

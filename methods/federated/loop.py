@@ -72,7 +72,7 @@ def run_federation(family: SliceableFamily, data: FederatedDataset, cfg: Federat
                    caps: Sequence[float] | np.ndarray, seed: int,
                    device: torch.device | str = "cpu",
                    on_round: Callable[[RoundRecord], None] | None = None,
-                   oracle_tv: Sequence[float] | None = None) -> FederationResult:
+                   oracle_tv: Sequence[float] | np.ndarray | None = None) -> FederationResult:
     """Run ``cfg.rounds`` rounds (fewer if training diverges; that is recorded, not raised).
 
     ``oracle_tv`` (each client's true label skew) reaches the policy's context for positive
