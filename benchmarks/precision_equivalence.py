@@ -22,10 +22,10 @@ from pathlib import Path
 from rich.console import Console
 
 from harness.loading.catalog import load_project
+from harness.numerics import numerics
 from harness.running.bundle import store_for
 from harness.running.execution import execute
 from harness.running.fetching import fetch_data
-from harness.running.numerics import numerics
 from harness.running.planning import request_for
 from harness.settings import Settings, find_project_root
 from harness.verdicts.stats import equivalence

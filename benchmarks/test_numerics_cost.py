@@ -1,6 +1,6 @@
 """What a portable-numerics mode would cost: one federated round of the smoke CNN and of the
 char-LSTM with the kernels this machine selects, against the same round with the kernels pinned to
-a common older code path (`harness.running.numerics.simulated_machine`: on an AVX-512 machine, AVX2 for
+a common older code path (`harness.numerics.simulated_machine`: on an AVX-512 machine, AVX2 for
 ATen, oneDNN, MKL and OpenBLAS).
 
 Pins take effect when the libraries load, so each row trains in its own worker process, started
@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from harness.running.numerics import PIN_VARIABLES, numerics, simulated_machine
+from harness.numerics import PIN_VARIABLES, numerics, simulated_machine
 
 CASES = ("smoke CNN 16-32-64", "char-LSTM 64")
 

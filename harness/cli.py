@@ -184,8 +184,8 @@ def cmd_trial(args) -> int:
     store of its own; writes report/trial-<profile>.{md,json}. Exit 1 if a run failed other than for
     lack of data."""
     from harness.loading.catalog import load_project
+    from harness.provenance import git_commit
     from harness.report.markdown import DETAIL_DIR
-    from harness.running.provenance import git_commit
     from harness.running.trial import run_trials, summary_line, trial_summary, write_trial
     settings = _settings(args)
     catalog = load_project(settings)
@@ -246,7 +246,7 @@ def cmd_study(args) -> int:
 
 def _refuse_dirty_report(args, settings: Settings) -> None:
     """The project's own REPORT.md is written from a clean tree only, unless --allow-dirty says otherwise."""
-    from harness.running.provenance import git_commit
+    from harness.provenance import git_commit
     if Path(args.output).resolve() != (settings.root / "REPORT.md").resolve() or args.allow_dirty:
         return
     if git_commit(settings.root).endswith("+uncommitted changes"):
@@ -415,8 +415,8 @@ def _redecide(path: Path, settings) -> int:
 
 def cmd_numerics(args) -> int:
     """This machine's numerics; with two stores, how far their common runs drifted apart."""
+    from harness.numerics import numerics, simulated_machine, summary
     from harness.regression.numerics_drift import accuracy_growth, pairs
-    from harness.running.numerics import numerics, simulated_machine, summary
     if not args.stores:
         here = numerics(threads=1)
         print(summary(here))

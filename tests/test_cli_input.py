@@ -105,8 +105,7 @@ def test_a_store_that_is_a_file_is_refused_before_anything_runs(capsys, tmp_path
 def test_the_projects_report_is_written_from_a_clean_tree_only(monkeypatch, tmp_path, capsys) -> None:
     import argparse
 
-    from harness import cli
-    from harness.running import provenance
+    from harness import cli, provenance
     from harness.settings import Settings
     monkeypatch.setattr(provenance, "git_commit", lambda directory: "abc123+uncommitted changes")
     root = Path(__file__).resolve().parents[1]

@@ -1,7 +1,7 @@
 """The committed baseline holds on another machine, and a changed method still fails it there.
 
 "Another machine" is this one under kernel pins that make it compute like an older x86 CPU
-(`harness.running.numerics.simulated_machine`: an AVX-512 machine computes as an AVX2 one, an AVX2
+(`harness.numerics.simulated_machine`: an AVX-512 machine computes as an AVX2 one, an AVX2
 machine as an SSE4 one). A selection of claims (every experiment kind, and the FedRolex accuracy
 claim whose verdict moved between two real machines) is verified from a fresh store under those
 pins and checked against `baselines/smoke.json` with `fedclaims baseline check`, as a user on
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.running.numerics import simulated_machine
+from harness.numerics import simulated_machine
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -52,7 +52,7 @@ MUTATIONS = {
 
 
 def _numerics(env: dict[str, str]) -> dict:
-    code = "import json; from harness.running.numerics import numerics; print(json.dumps(numerics()))"
+    code = "import json; from harness.numerics import numerics; print(json.dumps(numerics()))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
     return json.loads(done.stdout)
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from harness import provenance
 from harness.datasets import cifar10 as cifar10_module
 from harness.datasets.cifar10_source import load as load_cifar10
 from harness.datasets.emnist import upright
@@ -20,7 +21,6 @@ from harness.datasets.locations import DataLocations
 from harness.datasets.registry import dataset_fingerprint, load_dataset
 from harness.datasets.shakespeare import VOCAB, build_text_data, encode, parse_gutenberg, parse_role_text, role_samples
 from harness.datasets.shakespeare_source import load as load_shakespeare
-from harness.running import provenance
 
 ROLE_TEXT = """First Citizen:
 Before we proceed any further,

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness import provenance
 from harness.runners import fedhenet_caches as caches
-from harness.running import provenance
 from methods.fedhenet import features
 from methods.fedhenet.backbones import get_backbone
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from harness import provenance
 from harness.cli import main
 from harness.regression.numerics_drift import pairs
-from harness.running import provenance
 from harness.running.execution import execute
 from harness.running.migration import format1_key, migrate
 from harness.running.planning import plan

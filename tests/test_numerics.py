@@ -7,15 +7,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness import numerics
 from harness.regression.numerics_drift import accuracy_growth, pairs
-from harness.running import numerics
 from harness.running.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _described(env: dict[str, str]) -> dict:
-    code = "import json; from harness.running.numerics import numerics; print(json.dumps(numerics(threads=1)))"
+    code = "import json; from harness.numerics import numerics; print(json.dumps(numerics(threads=1)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
     return json.loads(done.stdout)
 

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from harness import provenance
 from harness.errors import RunFailure
 from harness.pipeline import verify
-from harness.running import planning, provenance
+from harness.running import planning
 from harness.running.execution import _settings_dict, execute, run_request
 from harness.running.store import ResultStore
 from harness.settings import Settings

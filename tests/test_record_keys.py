@@ -1,6 +1,6 @@
 """A record's key changes with the code that computes its run, and only with it.
 
-The edits are made in a copy of harness/ and methods/ from which harness.running.provenance reads every
+The edits are made in a copy of harness/ and methods/ from which harness.provenance reads every
 project module (its `_module_file` resolved there), so the keys are computed exactly as planning
 computes them, over the edited source, while this process keeps running the checkout's code.
 """
@@ -12,15 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from harness import provenance
 from harness.kinds import kind
-from harness.running import planning, provenance
+from harness.running import planning
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = {"cifar10": "c" * 64, "emnist": "e" * 64, "shakespeare": "s" * 64}
 CIFAR, SHAKESPEARE = ("hasfl-cifar10", "hasfl"), ("hasfl-shakespeare", "hasfl")
 FETCHING = ("harness.datasets.downloads", "harness.datasets.netguard", "harness.datasets.locations",
             "harness.datasets.unpacking", "harness.datasets.hashing", "harness.running.fetching",
-            "harness.running.provenance", "harness.datasets.cifar10_source", "harness.datasets.emnist_source",
+            "harness.provenance", "harness.datasets.cifar10_source", "harness.datasets.emnist_source",
             "harness.datasets.shakespeare_source")
 
 

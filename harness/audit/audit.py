@@ -24,11 +24,11 @@ from rich.console import Console
 from harness.audit import analysis
 from harness.extensions import file_reference
 from harness.loading.catalog import Catalog, LoadedSpec, load_project
+from harness.provenance import git_commit
 from harness.runners.parts import POLICIES
 from harness.running.execution import execute
 from harness.running.fetching import fetch_data
 from harness.running.planning import plan_variants
-from harness.running.provenance import git_commit
 from harness.running.store import ResultStore
 from harness.schema.spec import Variant
 from harness.settings import Settings, scoped_code, scoped_code_of

@@ -13,7 +13,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
-from harness.running.provenance import producer_identity
+from harness.provenance import producer_identity
 
 from . import cifar10
 from .arrays import ImageData

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.kinds.evaluations import evaluated_rows
-from harness.running.numerics import fingerprint
+from harness.numerics import fingerprint
 from harness.running.store import ResultStore
 
 

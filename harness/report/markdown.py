@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.loading.studies import PAPER_PROFILE
 from harness.pipeline import Outcome, numerics_of
+from harness.provenance import git_commit, library_versions, machine
 from harness.report.cells import cell, relative
 from harness.report.digest import MAX_LINES, digest, tested_and_paper
 from harness.report.figures import draw_figures
@@ -27,7 +28,6 @@ from harness.report.performance import performance_section
 from harness.report.proxies import proxy_notes
 from harness.report.sequential import sequential_entries, sequential_section
 from harness.report.studies import StudyReading, central_along_studies, read_outcome, study_dicts, study_findings
-from harness.running.provenance import git_commit, library_versions, machine
 from harness.running.trial import read_trial, trial_sentence
 from harness.settings import Settings
 from harness.verdicts.archive import sealed

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.numerics import summary
 from harness.regression import baseline as baseline_io
 from harness.regression import drift
-from harness.running.numerics import summary
 from harness.verdicts.verify import Verdict
 
 

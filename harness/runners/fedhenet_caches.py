@@ -2,9 +2,9 @@
 
 Each entry is keyed by its inputs and by its producer: the code identity of the producing
 module's import closure (its modules' content digests, as in a record key) and the versions of the
-libraries that shape its numbers (harness.running.provenance.producer_identity), so an edit of that code or
+libraries that shape its numbers (harness.provenance.producer_identity), so an edit of that code or
 an upgrade misses, a comment, a docstring or a move does not; and by
-the numerics fingerprint of the process (harness.running.numerics), so a cache shared between machines
+the numerics fingerprint of the process (harness.numerics), so a cache shared between machines
 or kernel settings never hands one numerics' floats to a run recorded under another.
 """
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.running.numerics import numerics
-from harness.running.provenance import producer_identity
+from harness.numerics import numerics
+from harness.provenance import producer_identity
 from methods.fedhenet import rolann
 from methods.fedhenet.backbones import Backbone
 from methods.fedhenet.features import cache_key, cached_features

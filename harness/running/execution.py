@@ -24,8 +24,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from harness.provenance import library_versions
 from harness.running.planning import RunRequest
-from harness.running.provenance import library_versions
 from harness.running.runlocks import RunClaims, lock_room
 from harness.running.store import ResultStore
 from harness.running.worker import run_request

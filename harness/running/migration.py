@@ -55,11 +55,11 @@ from rich.markup import escape
 
 from harness.kinds.base import ExperimentKind
 from harness.loading.catalog import Catalog, LoadedClaim
+from harness.numerics import fingerprint, numerics
+from harness.provenance import code_hash, library_versions
 from harness.running.execution import execute
 from harness.running.fetching import survey_data
-from harness.running.numerics import fingerprint, numerics
 from harness.running.planning import RunRequest, dataset_fingerprints, datasets_needed, plan, run_code
-from harness.running.provenance import code_hash, library_versions
 from harness.running.store import RECORD_FORMAT, ResultStore, canonical, content_key, wall_seconds
 from harness.settings import Settings
 

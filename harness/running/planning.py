@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from harness.datasets.registry import loader_module
 from harness.loading.catalog import Catalog, LoadedClaim
 from harness.loading.configs import deep_merge
-from harness.running.provenance import code_fingerprint, code_hash, library_versions, source_fingerprint
+from harness.provenance import code_fingerprint, code_hash, library_versions, source_fingerprint
 from harness.running.store import RECORD_FORMAT, ResultStore, content_key
 from harness.settings import Settings
 

@@ -18,8 +18,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from harness.provenance import PROJECT_PACKAGES
 from harness.running.planning import RunRequest
-from harness.running.provenance import PROJECT_PACKAGES
 from harness.running.runlocks import lock_room
 from harness.running.worker import make_record, run_request
 from harness.settings import Settings, code_environment

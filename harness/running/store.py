@@ -30,7 +30,7 @@ from methods.plain import json_safe
 
 RECORD_FORMAT = 2
 """Format 2: the code identity in the key is the set of content digests of the modules that compute
-the run (harness.running.provenance), the format itself is in the key, and provenance.code holds those
+the run (harness.provenance), the format itself is in the key, and provenance.code holds those
 digests by module name. Format 1 hashed each module's bytes by name over the runner's whole
 import closure."""
 OLD_FORMATS = (1,)

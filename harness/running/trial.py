@@ -122,7 +122,7 @@ def summary_line(outcomes: list[TrialOutcome]) -> str:
 def trial_summary(outcomes: list[TrialOutcome], profile: str, settings: Settings, commit: str) -> dict:
     """What `fedclaims trial` keeps (report/trial-<profile>.json) and the report reads: where and when
     the profile was tried, and each run's outcome."""
-    from harness.running.numerics import numerics
+    from harness.numerics import numerics
     cpu = numerics(settings.device, settings.threads).get("cpu", {}).get("model", "unknown CPU")
     return {"profile": profile, "commit": commit, "date": time.strftime("%Y-%m-%d"), "device": settings.device,
             "cpu": cpu, "runs": [{"experiment": o.experiment, "variant": o.variant, "status": o.status,

@@ -17,11 +17,11 @@ from typing import Any
 
 from harness.errors import WorkerMismatch
 from harness.kinds import kind as experiment_kind
+from harness.numerics import numerics
+from harness.provenance import library_versions, machine
 from harness.runners.context import RunContext
 from harness.running.allocator import tune_allocator
-from harness.running.numerics import numerics
 from harness.running.planning import run_code
-from harness.running.provenance import library_versions, machine
 
 
 def _context(settings: dict[str, Any], progress: Callable[[float, str], None] | None = None) -> RunContext:

@@ -49,7 +49,7 @@ from typing import Any
 
 from harness.kinds.evaluations import MissingValue
 from harness.loading.catalog import Catalog, LoadedClaim
-from harness.running.numerics import fingerprint
+from harness.numerics import fingerprint
 from harness.running.planning import variants_needed
 from harness.schema import claim as schema
 from harness.verdicts.evidence import margin_text, margins
