@@ -98,7 +98,7 @@ def cmd_validate(args) -> int:
     catalog, claims = select(settings)
     print(f"ok: {len(catalog.specs)} experiment specs and {len(claims)} claims of "
           f"{len(catalog.papers)} papers are valid")
-    short = short_of_seeds(designs(catalog, baseline_spreads(settings.root / "baselines")))
+    short = short_of_seeds(designs(catalog, baseline_spreads(settings.root / "baselines", catalog)))
     if short:
         print(f"{len(short)} claim expectations need more seeds than their profile has (more seeds would decide "
               "them):")
@@ -114,7 +114,7 @@ def cmd_design(args) -> int:
     catalog, claims = select(settings, args.paper, args.claim)
     catalog.check_profiles(args.profile)
     wanted = {c.id for c in claims}
-    for design in designs(catalog, baseline_spreads(settings.root / "baselines")):
+    for design in designs(catalog, baseline_spreads(settings.root / "baselines", catalog)):
         if design.claim not in wanted or (args.profile and design.profile not in args.profile):
             continue
         needed = design.seeds_needed if design.seeds_needed is not None else "-"

@@ -77,6 +77,13 @@ claims:
     observe: {metric: mean_capacity, of: hasfl}
     expect:
       smoke: {between: [0.50, 0.51]}
+  - id: test.design.narrow-mean-unrecorded
+    statement: "The average capacity is 0.49 to 0.50."
+    source: "§4"
+    experiment: hasfl-cifar10
+    observe: {metric: mean_capacity, of: hasfl}
+    expect:
+      smoke: {between: [0.49, 0.50]}
   - id: test.design.fixed-point
     statement: "This happens at 1.4 for 0.75."
     source: "§3.3"
@@ -162,12 +169,24 @@ def test_the_pooled_encoding_is_accepted_with_the_seeds_it_needs(catalog) -> Non
 def test_a_mean_range_narrower_than_the_stored_spread_allows_is_listed_with_its_seeds(catalog, accepted) -> None:
     expected = next(n for n in range(2, 1000)
                     if 2 * stats.t.isf(0.05, n - 1) * STORED_SD / math.sqrt(n) <= 0.01 + 1e-12)
-    found = designs(catalog, baseline_spreads(accepted / "baselines"))
+    found = designs(catalog, baseline_spreads(accepted / "baselines", catalog))
     narrow = next(d for d in found if d.claim == "test.design.narrow-mean")
     assert narrow.decidable and narrow.seeds_needed == expected > narrow.seeds == 3
     assert narrow in short_of_seeds(found) and "from 3 stored seeds" in narrow.spread
     without_records = design_of(catalog, "test.design.narrow-mean", "smoke")
     assert without_records.seeds_needed == 2 and not without_records.short_of_seeds
+
+
+def test_a_new_claim_on_a_recorded_series_is_planned_from_that_series(catalog, accepted) -> None:
+    """test.design.narrow-mean-unrecorded has no recording of its own; it reads the series
+    test.design.narrow-mean's baseline recorded (HAS-FL's mean_capacity at smoke)."""
+    found = designs(catalog, baseline_spreads(accepted / "baselines", catalog))
+    recorded = next(d for d in found if d.claim == "test.design.narrow-mean")
+    new = next(d for d in found if d.claim == "test.design.narrow-mean-unrecorded")
+    assert new.seeds_needed == recorded.seeds_needed > 2
+    assert "from 3 stored seeds" in new.spread
+    assert "test.design.narrow-mean's smoke baseline recorded it, 3 seeds" in new.spread
+    assert "this claim's smoke baseline" in recorded.spread
 
 
 def test_fedclaims_validate_passes_and_lists_the_claims_short_of_seeds(accepted: Path, capsys) -> None:

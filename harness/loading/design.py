@@ -94,8 +94,18 @@ RULES = [
 
 SeriesNumbers = Mapping[str, Mapping[str, Any]]
 """The stored numbers of a claim's series at a profile: label -> {values, std, n, clients, ...}."""
-SpreadSource = Callable[[str, str], SeriesNumbers | None]
-"""(claim id, profile) -> the stored numbers of the claim's series there, or None."""
+
+
+@dataclass(frozen=True)
+class StoredSeries:
+    """The stored numbers of the series a claim reads at a profile, and which recording they come from."""
+
+    numbers: SeriesNumbers
+    source: str
+
+
+SpreadSource = Callable[["schema.Claim", str], StoredSeries | None]
+"""(claim, profile) -> the stored numbers of the series the claim reads there, or None."""
 Reading = tuple[bool, bool, int | None, int | None, str, str]
 """(PASS reachable, FAIL reachable, seeds PASS needs, seeds FAIL needs, reason, planning spread)."""
 
@@ -143,26 +153,60 @@ class Design:
 
 # --- the planning spread ----------------------------------------------------------------
 
-def baseline_spreads(folder: Path) -> SpreadSource:
-    """Stored numbers from the committed baselines in `folder` (`<profile>.json`), read once each."""
-    loaded: dict[str, dict] = {}
+def series_key(claim: schema.Claim) -> str:
+    """The series a claim reads: its experiment and observation (variants, metric and its arguments), not its id
+    nor its expectation, so claims testing different things of one series share it."""
+    return json.dumps([claim.experiment, claim.observe.model_dump(mode="json")], sort_keys=True)
 
-    def numbers(claim_id: str, profile: str) -> SeriesNumbers | None:
+
+def _seeds_of(numbers: SeriesNumbers) -> int:
+    return min((int(data.get("n") or len(data.get("values") or {})) for data in numbers.values()), default=0)
+
+
+def baseline_spreads(folder: Path, catalog: Catalog) -> SpreadSource:
+    """Stored numbers from the committed baselines in `folder` (`<profile>.json`, each read once), found by
+    the series a claim reads: the recording of any claim of the catalog on that series (the one with the
+    most seeds), and only where none exists the claim's own recording under its id (its observation has
+    changed since)."""
+    loaded: dict[str, tuple[dict[str, dict], dict[str, list[str]]]] = {}
+
+    def recorded(profile: str) -> tuple[dict[str, dict], dict[str, list[str]]]:
         if profile not in loaded:
-            path = Path(folder) / f"{profile}.json"
             try:
-                loaded[profile] = json.loads(path.read_text(encoding="utf-8")).get("claims", {})
+                claims = json.loads((Path(folder) / f"{profile}.json").read_text(encoding="utf-8")).get("claims", {})
             except (OSError, ValueError, AttributeError):
-                loaded[profile] = {}
-        entry = loaded[profile].get(claim_id) or {}
-        found = {label: data for label, data in (entry.get("numbers") or {}).items()
-                 if not label.startswith("spread reference:")}
-        return found or None
+                claims = {}
+            numbers = {}
+            for claim_id, entry in claims.items() if isinstance(claims, dict) else ():
+                found = {label: data for label, data in ((entry or {}).get("numbers") or {}).items()
+                         if not label.startswith("spread reference:")}
+                if found:
+                    numbers[claim_id] = found
+            claims_now = {loaded.id: loaded.claim for loaded in catalog.claims}
+            by_series: dict[str, list[str]] = {}
+            for claim_id in numbers:
+                if claim_id in claims_now:
+                    by_series.setdefault(series_key(claims_now[claim_id]), []).append(claim_id)
+            loaded[profile] = numbers, by_series
+        return loaded[profile]
 
-    return numbers
+    def stored(claim: schema.Claim, profile: str) -> StoredSeries | None:
+        numbers, by_series = recorded(profile)
+        same = by_series.get(series_key(claim), [])
+        if same:
+            best = max(same, key=lambda claim_id: (_seeds_of(numbers[claim_id]), claim_id == claim.id))
+            whose = "this claim's" if best == claim.id else f"{best}'s"
+            return StoredSeries(numbers[best], f"the series {', '.join(numbers[best])} as {whose} {profile} baseline "
+                                               f"recorded it, {_seeds_of(numbers[best])} seeds")
+        if claim.id in numbers:
+            return StoredSeries(numbers[claim.id], f"this claim's {profile} baseline, recorded before its observation "
+                                                   f"changed ({_seeds_of(numbers[claim.id])} seeds)")
+        return None
+
+    return stored
 
 
-def no_stored_spreads(claim_id: str, profile: str) -> None:
+def no_stored_spreads(claim: schema.Claim, profile: str) -> None:
     """The defaults only."""
     return None
 
@@ -382,10 +426,14 @@ def design_of(catalog: Catalog, claim_id: str, profile: str,
     seeds = len(target.spec.profiles[profile].seeds)
     obs = claim.observe
     configs = _configs(target, list(obs.variants), profile)
-    numbers = spreads(claim_id, profile)
+    stored = spreads(claim, profile)
+    numbers = stored.numbers if stored is not None else None
 
     def made(found: Reading) -> Design:
-        return Design(claim_id, profile, seeds, *found[:5], spread=found[5])
+        spread = found[5]
+        if stored is not None and spread and spread != "none stored":
+            spread = f"{spread}, from {stored.source}"
+        return Design(claim_id, profile, seeds, *found[:5], spread=spread)
 
     if _fixed_by_config(target, obs, configs):
         return made((True, True, 1, 1, "fixed by the config: compared directly", ""))
