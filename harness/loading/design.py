@@ -9,8 +9,9 @@ and a planning spread. The rule, per test:
   protocol's structure or exact algebra (a `structural` metric) read on every seed.
 - A range (`between`, `approx`, `equals`, `equivalent_within`) tested on the mean over seeds PASSes
   only when the mean's (1 − 2α) t-interval fits inside it, so it needs n seeds with
-  2 · t(α, n − 1) · σ / √n ≤ its width (σ the planning spread); FAIL (the interval wholly outside)
-  needs 2 seeds. A range of width 0 on a value that varies with the seed can never PASS.
+  2 · t(α, n − 1) · σ / √n ≤ its width (σ the planning spread); FAIL (the mean beyond an edge by
+  the range's fail critical value) needs 2 seeds. A range of width 0 on a value that varies with
+  the seed can never PASS.
 - A correlation range read on every seed (`of: every_seed`) PASSes only when each seed's own
   (1 − 2α) Fisher-z interval, 2 · z(α) / √(n − 3 − controls) wide over n clients, fits inside the
   range in z: that width does not shrink with seeds, so where it is wider the claim can never PASS.

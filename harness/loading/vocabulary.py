@@ -21,8 +21,9 @@ OBSERVATIONS = {
 
 EXPECTATIONS = {
     "between": "`{between: [LOW, HIGH], of: mean|every_seed, alpha: 0.05}` — inclusive range. With `of: mean`, PASS "
-               "if the mean's (1 − 2α) t-interval over seeds lies inside it, FAIL if it lies wholly outside, else "
-               "INCONCLUSIVE.",
+               "if the mean's (1 − 2α) t-interval over seeds lies inside it, FAIL if the mean lies beyond an edge by "
+               "the critical value that keeps a FAIL at α for every true value inside the range, however narrow "
+               "(the far edge's chance counted; `harness.verdicts.stats.range_fail_critical`), else INCONCLUSIVE.",
     "approx": "`{approx: VALUE, tolerance: T}` or `relative_tolerance: R` — the range [VALUE − T, VALUE + T] (or "
               "± R·|VALUE|), decided as `between`.",
     "equals": "`{equals: VALUE, tolerance: T}` — structural equality, exact unless a float tolerance is stated; "
@@ -40,7 +41,7 @@ EXPECTATIONS = {
              "stated direction, FAIL if a pair is significantly reversed (at α / pairs), else INCONCLUSIVE. "
              "`every_seed`: every pair in order on every seed, a sign count per pair (below).",
     "equivalent_within": "`{equivalent_within: BOUND, alpha: 0.05}` — two one-sided tests that the mean (of a "
-                         "paired difference) lies within ±BOUND; FAIL if the (1 − 2α) interval lies outside.",
+                         "paired difference) lies within ±BOUND; FAIL as `between` fails.",
     "within_spread_of": "`{within_spread_of: VARIANT, alpha: 0.05}` — the paper's 'within seed-to-seed "
                         "variation': equivalence of the mean paired difference within ± that variant's seed standard "
                         "deviation, the spread's own uncertainty counted against the claim. PASS if the difference's "

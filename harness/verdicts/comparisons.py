@@ -46,6 +46,7 @@ def bound_evidence(admitted: Admitted, alpha: float, label: str, estimate: float
     low_scaled, high_scaled = scale(admitted.low), scale(admitted.high)
     at_low = math.inf if se == 0.0 and estimate == low_scaled else statistic(estimate - low_scaled)
     at_high = math.inf if se == 0.0 and estimate == high_scaled else statistic(high_scaled - estimate)
+    origin["range_width"] = (high_scaled - low_scaled) / se if se > 0.0 else None
     return [Evidence(f"{label} ≥ {fmt(admitted.low)}", at_low, df, alpha, fail_alpha, **origin),
             Evidence(f"{label} ≤ {fmt(admitted.high)}", at_high, df, alpha, fail_alpha, **origin)]
 

@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, replace
 
 from scipy import stats
 
+from harness.verdicts.stats import range_fail_critical
+
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 
 
@@ -53,15 +55,23 @@ class Evidence:
     sign_count: bool = False
     """The statistic is the normal quantile of an exact sign test's p over `seeds` seeds (its critical
     values are those of that p): what decides it is a count of seeds, not a spread."""
+    range_width: float | None = None
+    """Where the comparison is one side of a two-sided range: the range's width in the statistic's units
+    (standard errors). A true value on this edge may also fail on the far side, so this side fails at
+    a level that counts both: the chance of FAIL is at most `fail_alpha` at every true value inside the
+    range, however narrow (each side at `fail_alpha` alone would give up to twice that)."""
 
     def _critical(self, alpha: float) -> float:
         if alpha <= 0.0:
             return math.inf
         return float(stats.norm.isf(alpha) if self.df is None else stats.t.isf(alpha, self.df))
 
+    def _fail_critical(self, alpha: float) -> float:
+        return range_fail_critical(alpha, self.range_width, self.df)
+
     @property
     def fail_at(self) -> float:
-        return -math.inf if self.fail_alpha is None else -self._critical(self.fail_alpha)
+        return -math.inf if self.fail_alpha is None else -self._fail_critical(self.fail_alpha)
 
     @property
     def pass_at(self) -> float:
@@ -82,8 +92,11 @@ class Evidence:
 
     @property
     def p_against(self) -> float:
-        """p-value of the opposite side."""
-        return self._tail(-self.statistic)
+        """p-value of the opposite side (for a side of a range, with the far side's chance at this edge)."""
+        p = self._tail(-self.statistic)
+        if self.range_width is not None and not math.isinf(self.range_width) and not math.isnan(p):
+            p = min(1.0, p + self._tail(-self.statistic + self.range_width))
+        return p
 
     def _tail(self, value: float) -> float:
         if math.isnan(value):

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import optimize, special, stats
 from statsmodels.stats.power import NormalIndPower, TTestPower
 from statsmodels.tools import sm_exceptions  # noqa: F401 - imported first: it installs warning filters on import
 
@@ -46,6 +46,25 @@ def mean_interval(values: Sequence[float], confidence: float) -> tuple[float, fl
     return float(low), float(high)
 
 
+def range_fail_critical(alpha: float, width: float | None, df: float | None) -> float:
+    """The critical value c at which one side of a two-sided range fails: a statistic (standard errors
+    past that edge, negative outside) at or below −c. With the truth on that edge the far side fails too
+    with the statistic beyond −c − width, so c solves P(T ≥ c) + P(T ≥ c + width) = α: the chance of
+    FAIL is at most α at every true value inside the range (it is largest at the edges), where each side
+    at α alone gives up to 2α on a narrow range. `width` in standard errors (None or inf: one side)."""
+    def sf(value: float) -> float:
+        return float(stats.norm.sf(value) if df is None else stats.t.sf(value, df))
+
+    def isf(level: float) -> float:
+        return float(stats.norm.isf(level) if df is None else stats.t.isf(level, df))
+
+    if alpha <= 0.0:
+        return math.inf
+    if width is None or math.isinf(width) or alpha >= 1.0:
+        return isf(alpha)
+    return float(optimize.brentq(lambda c: sf(c) + sf(c + width) - alpha, isf(alpha), isf(alpha / 2.0) + 1e-9))
+
+
 # --- tests of a mean over seeds ---------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -71,12 +90,19 @@ def interval_inclusion(values: Sequence[float], low: float, high: float,
     """Does the mean lie in [low, high]? Two one-sided tests, read through the (1 - 2 alpha) interval.
 
     'pass' if the interval lies inside the range (both one-sided tests reject at alpha), 'fail'
-    if it lies wholly outside, 'undecided' otherwise. Without spread the mean itself decides.
+    if the mean lies beyond an edge by the critical value of `range_fail_critical` (at most alpha
+    over the whole range), 'undecided' otherwise. Without spread the mean itself decides.
     """
     interval = mean_interval(values, 1.0 - 2.0 * alpha)
     if interval[0] >= low and interval[1] <= high:
         return "pass", interval
-    if interval[1] < low or interval[0] > high:
+    array = np.asarray(values, dtype=float)
+    mean = float(array.mean())
+    if interval[0] == interval[1]:
+        return ("fail" if mean < low or mean > high else "pass"), interval
+    se = float(stats.sem(array))
+    critical = range_fail_critical(alpha, (high - low) / se, array.size - 1)
+    if (low - mean) / se >= critical or (mean - high) / se >= critical:
         return "fail", interval
     return "undecided", interval
 

@@ -5,7 +5,8 @@ How each expectation is decided (α is the expectation's `alpha`, 0.05 unless st
 - A test of the mean over seeds (`of: mean`) of a stochastic metric needs a spread: one seed is
   INCONCLUSIVE. Inequalities use one-sided t-tests (PASS if significant on the claimed side,
   FAIL if on the other); `between`, `approx` and `equals` ask whether the mean's (1 − 2α)
-  t-interval lies inside the range (PASS), wholly outside it (FAIL), or straddles a bound.
+  t-interval lies inside the range (PASS), the mean lies beyond an edge by the critical value
+  that keeps a FAIL at α over the whole range (FAIL: `stats.range_fail_critical`), or neither.
   A metric its kind declares deterministic (fixed by the config) is compared directly, as are
   seeds that all agree.
 - `of: every_seed` reads every seed on its own. For a metric that varies with the seed it is a

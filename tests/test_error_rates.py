@@ -1,0 +1,83 @@
+"""Seeded Monte Carlo checks of the decision rules' error rates at their boundaries (issue 41).
+
+Each cell draws thousands of synthetic observations with the truth where the rule is weakest and
+runs the project's own decision (`harness.verdicts.verify.evaluate`) on each; it fails if the
+rate of the wrong verdict exceeds α by more than the simulation's 99% margin
+(2.576 · √(α(1 − α)/trials)).
+
+`between`: the truth on an edge of the range is where a FAIL is most likely while the claim holds.
+With each side of the range failing at α on its own, a range a twentieth of a standard error
+wide failed a true value 9-10% of the time at α = 0.05 (the far side's chance added to the near
+side's); the rule now counts both (`harness.verdicts.stats.range_fail_critical`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from harness.schema import claim as s
+from harness.verdicts import stats
+from harness.verdicts.series import Observed, Series
+from harness.verdicts.verify import FAIL, evaluate
+
+ALPHA = 0.05
+TRIALS = 1000
+MARGIN = 2.576 * math.sqrt(ALPHA * (1 - ALPHA) / TRIALS)
+METRIC = s.MetricObservation(metric="m", of="a")
+DIFF = s.DifferenceObservation(difference="m", of=("a", "b"))
+CORRELATION = s.CorrelationObservation(correlation=("x", "y"), of="a")
+CLIENTS = 20
+
+
+def _false_fail_rate(expectation, obs, draw, rng: np.random.Generator) -> float:
+    fails = sum(evaluate(expectation, obs, draw(rng)).status == FAIL for _ in range(TRIALS))
+    return fails / TRIALS
+
+
+@pytest.mark.parametrize("obs, edge, seeds", [
+    (METRIC, "low", 3), (METRIC, "high", 3), (METRIC, "low", 5), (METRIC, "high", 5), (DIFF, "low", 5)],
+    ids=["mean-low-3", "mean-high-3", "mean-low-5", "mean-high-5", "paired-low-5"])
+def test_a_narrow_range_of_means_fails_a_true_value_on_its_edge_at_most_alpha(obs, edge, seeds) -> None:
+    """A range a twentieth of a standard error wide: each side at α alone failed 9-10% of the time."""
+    sd, width_se = 1.0, 0.05
+    width = width_se * sd / math.sqrt(seeds)
+    expectation = s.Between(between=(0.0, width))
+    truth = 0.0 if edge == "low" else width
+
+    def draw(rng):
+        return Observed([Series("a", dict(enumerate(rng.normal(truth, sd, size=seeds))))])
+
+    rate = _false_fail_rate(expectation, obs, draw, np.random.default_rng(seeds * 10 + (edge == "high")))
+    assert rate <= ALPHA + MARGIN, f"false FAIL {rate:.3f} at n = {seeds}, truth on {edge}"
+
+
+def _correlation(z: float) -> stats.Correlation:
+    return stats.Correlation(math.tanh(z), 0.0, math.nan, math.nan, CLIENTS)
+
+
+@pytest.mark.parametrize("of", ["every_seed", "mean"])
+def test_a_narrow_correlation_range_fails_a_true_value_on_its_edge_at_most_alpha(of) -> None:
+    """Per-seed (Holm over 5 seeds) and pooled (random effects over 5 seeds) Fisher-z ranges a twentieth of
+    a standard error wide, the true correlation on its lower edge, the same on every seed (τ = 0)."""
+    seeds, se_one = 5, 1.0 / math.sqrt(CLIENTS - 3)
+    se = se_one if of == "every_seed" else se_one / math.sqrt(seeds)
+    low_z = math.atanh(0.5)
+    high_z = low_z + 0.05 * se
+    expectation = s.Between(between=(math.tanh(low_z), math.tanh(high_z)), of=of)
+    truth = low_z
+
+    def draw(rng):
+        per_seed = {i: _correlation(z) for i, z in enumerate(rng.normal(truth, se_one, size=seeds))}
+        return Observed([Series("r", {i: c.r for i, c in per_seed.items()}, correlations=per_seed)])
+
+    rate = _false_fail_rate(expectation, CORRELATION, draw, np.random.default_rng(7))
+    assert rate <= ALPHA + MARGIN, f"false FAIL {rate:.3f} of a correlation range ({of})"
+
+
+def test_the_fail_critical_value_counts_the_far_side_and_tends_to_one_side() -> None:
+    one_sided, two_sided = stats.range_fail_critical(ALPHA, None, 4), stats.range_fail_critical(ALPHA, 0.0, 4)
+    assert one_sided == pytest.approx(2.1318, abs=1e-4) and two_sided == pytest.approx(2.7764, abs=1e-4)
+    assert two_sided > stats.range_fail_critical(ALPHA, 0.5, 4) > stats.range_fail_critical(ALPHA, 4.0, 4) > one_sided
+    assert stats.range_fail_critical(ALPHA, 50.0, 4) == pytest.approx(one_sided, abs=1e-5)
