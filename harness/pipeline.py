@@ -22,7 +22,7 @@ from harness.running.planning import (
 )
 from harness.running.store import ResultStore
 from harness.settings import Settings
-from harness.verdicts.archive import Archive, reverify
+from harness.verdicts.archive import Archive, check_against_records, reverify
 from harness.verdicts.verify import SKIPPED, Verdict, apply_families, verify_claim
 
 DEFAULT_PROFILE = "smoke"
@@ -132,6 +132,8 @@ def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: 
         held = archive.holds_observation(catalog, claim, profile)
         stored = verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
         if not stored.data_unavailable and (stored.status != SKIPPED or stored.numbers):
+            if held:
+                check_against_records(catalog, claim, profile, archive, stored)
             from_records.append(claim)
             new += not held
         elif stored.data_unavailable and not held:

@@ -86,19 +86,12 @@ def test_a_claim_the_archive_holds_nothing_of_is_verified_from_this_stores_recor
 
 def test_a_claim_whose_records_are_here_is_verified_from_them_not_the_archives_observation(settings,
                                                                                             tmp_path) -> None:
-    """The archive's observation was made by earlier code; the store's records are this code's. (The
-    archived observation is altered here so that the two give different verdicts.)"""
+    """The archive's observation was made by earlier code (its runs are other records); the store's records
+    are this code's. (The archived observation is altered here so that the two give different verdicts.)"""
     from harness.pipeline import verify
 
     claim = "hasfl.alloc.cap-at-2.4-for-tier-1.0"
-    data = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
-    for verdict in data["verdicts"]:
-        if (verdict["claim"], verdict["profile"]) == (claim, "standard"):
-            for series in verdict["numbers"].values():
-                series["mean"], series["values"] = 2.5, {seed: 2.5 for seed in series["values"]}
-    path = tmp_path / "REPORT.json"
-    path.write_text(json.dumps(sealed(data)), encoding="utf-8")
-    archive = load_archive(path)
+    archive = load_archive(_altered(tmp_path, claim, earlier_code=True))
 
     outcome = verify(settings, pattern=f"^{claim}$", profiles=("smoke",), archive=archive, archived=("standard",))
     standard = next(v for v in outcome.verdicts if v.profile == "standard")
@@ -108,6 +101,33 @@ def test_a_claim_whose_records_are_here_is_verified_from_them_not_the_archives_o
     (from_archive,) = verify(elsewhere, pattern=f"^{claim}$", profiles=(), run=False, archive=archive,
                              archived=("standard",)).verdicts
     assert from_archive.status == "FAIL"  # the altered observation
+
+
+def _altered(tmp_path: Path, claim: str, earlier_code: bool) -> Path:
+    """REPORT.json with the claim's standard observation set to 2.5 on every seed and sealed again; with
+    `earlier_code` its runs are other records (as an earlier code's keys are)."""
+    data = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
+    for verdict in data["verdicts"]:
+        if (verdict["claim"], verdict["profile"]) == (claim, "standard"):
+            for series in verdict["numbers"].values():
+                series["mean"], series["values"] = 2.5, {seed: 2.5 for seed in series["values"]}
+            if earlier_code:
+                verdict["runs"] = ["0" * 64 for _ in verdict["runs"]]
+    path = tmp_path / "REPORT.json"
+    path.write_text(json.dumps(sealed(data)), encoding="utf-8")
+    return path
+
+
+def test_a_value_edited_and_sealed_again_is_refused_where_its_records_are_here(settings, tmp_path) -> None:
+    """The same runs (keys are content addresses) cannot have given other values: the archive was edited
+    and its checksum recomputed."""
+    from harness.pipeline import verify
+
+    claim = "hasfl.alloc.cap-at-2.4-for-tier-1.0"
+    archive = load_archive(_altered(tmp_path, claim, earlier_code=False))
+    with pytest.raises(ValueError, match=rf"REPORT.json: claim {claim} at standard, series .*, seed \d+: archived "
+                                         r"value 2.5 differs from its record's"):
+        verify(settings, pattern=f"^{claim}$", profiles=("smoke",), archive=archive, archived=("standard",))
 
 
 def test_a_claim_neither_the_archive_nor_the_store_holds_is_not_run(settings, tmp_path) -> None:

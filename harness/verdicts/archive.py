@@ -206,6 +206,38 @@ def _same_observation(catalog: Catalog, loaded: LoadedClaim, profile: str, archi
     return unavailable
 
 
+def _same_value(archived: Any, recorded: Any) -> bool:
+    if archived is None or recorded is None:
+        return archived is None and (recorded is None or (isinstance(recorded, float) and math.isnan(recorded)))
+    return float(archived) == float(recorded) or math.isclose(float(archived), float(recorded), rel_tol=1e-12)
+
+
+def check_against_records(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archive,
+                          from_records: Verdict) -> None:
+    """Refuse an archive whose observation of a claim differs from what the same records give: where the
+    archived verdict lists exactly the runs the claim was just verified from (run keys are content
+    addresses, so the same keys are the same records), each archived per-seed value must be its record's.
+    A value edited with the checksum recomputed is caught here wherever the records are at hand."""
+    archived = archive.entry(catalog, loaded, profile)
+    if not archived or not archived.get("numbers") or not from_records.runs:
+        return
+    if sorted(archived.get("runs") or []) != sorted(from_records.runs):
+        return
+    for label, numbers in archived["numbers"].items():
+        recorded = (from_records.numbers.get(label) or {}).get("values")
+        if recorded is None:
+            raise ValueError(f"{archive.path}: claim {loaded.id} at {profile}: series {label!r} is not what its "
+                             "records observe (the same runs)")
+        for seed, value in numbers["values"].items():
+            if seed not in recorded or not _same_value(value, recorded[seed]):
+                raise ValueError(f"{archive.path}: claim {loaded.id} at {profile}, series {label!r}, seed {seed}: "
+                                 f"archived value {value!r} differs from its record's {recorded.get(seed)!r} (the "
+                                 "same runs): the archive was edited")
+        if set(recorded) != set(numbers["values"]):
+            raise ValueError(f"{archive.path}: claim {loaded.id} at {profile}, series {label!r}: archived seeds "
+                             f"{sorted(numbers['values'])} are not its records' {sorted(recorded)}")
+
+
 def reverify(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archive) -> Verdict:
     """The claim's verdict at the profile from the archived observation, under today's expectation."""
     verdict, expectation = verdict_head(catalog, loaded, profile)
