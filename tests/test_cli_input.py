@@ -142,6 +142,10 @@ def test_a_read_only_store_is_read_and_refused_only_for_a_missing_run(capsys, tm
     assert "PASS" in capsys.readouterr().out
     message = _error(capsys, ["verify", "--claim", "hasfl.alloc.*", *store])
     assert "is read-only and lacks" in message
+    report = tmp_path / "out" / "REPORT.md"
+    assert cli.main(["--root", str(REPO), "report", "--claim", "hasfl.alloc.cap-at-2.4-for-tier-1.0",
+                     "--output", str(report), *store]) == 0
+    assert "- read-only store: its records were read without taking a lock" in report.read_text(encoding="utf-8")
 
 
 def test_a_revision_before_the_baselines_is_refused_in_one_line(capsys) -> None:
