@@ -17,7 +17,7 @@ MAX_SEEDS = 1_000
 MAX_STUDY_POINTS = 100
 """Points on a study's axis (each one a whole profile's runs)."""
 MAX_LISTED = 200
-"""Variants one observation or one order names, claims in one file."""
+"""Variants of a spec, variants one observation or one order names; a claim file holds ten times as many claims."""
 
 
 class StrictModel(BaseModel):

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from pydantic import Field, StrictFloat, StrictInt, field_validator
 from pydantic_core import PydanticCustomError
 
-from harness.schema.base import MAX_SEEDS, MAX_STUDY_POINTS, Identifier, StrictModel
+from harness.schema.base import MAX_LISTED, MAX_SEEDS, MAX_STUDY_POINTS, Identifier, StrictModel
 
 ConfigPath = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")]
 """A dotted path into an experiment's config, e.g. `data.max_train_per_client`."""
@@ -105,7 +105,7 @@ class ExperimentSpec(StrictModel):
     reference: LearningReference | None = None
     """The variant whose accuracy against the paper's says how far the experiment's models learned."""
     config: dict[str, Any] = Field(default_factory=dict)
-    variants: dict[Identifier, Variant] = Field(min_length=1)
+    variants: dict[Identifier, Variant] = Field(min_length=1, max_length=MAX_LISTED)
     profiles: dict[Identifier, Profile] = Field(min_length=1)
     figures: list[FigureSpec] = Field(default_factory=list)
     studies: dict[Identifier, Study] = Field(default_factory=dict)
