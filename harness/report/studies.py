@@ -472,7 +472,7 @@ def _paper_text(expectation) -> str:
     band = paper_band(expectation)
     if band is None:
         return f"`{expectation.as_written()}` (not a range of the observed value: no band)"
-    return band.text() + (" on every seed" if expectation.every_seed else "")
+    return band.text() + (" on every seed run (a sign test of the median seed)" if expectation.every_seed else "")
 
 
 def read_outcome(outcome, name: str, figures_dir: Path) -> StudyReading:
