@@ -121,7 +121,8 @@ def cmd_design(args) -> int:
         mark = "short" if design.short_of_seeds else "ok"
         print(f"{design.claim}  {design.profile}  PASS {'reachable' if design.pass_reachable else 'unreachable'} "
               f"(seeds {design.pass_seeds or '-'}), FAIL {'reachable' if design.fail_reachable else 'unreachable'} "
-              f"(seeds {design.fail_seeds or '-'}); needs {needed}, has {design.seeds}: {mark} — {design.reason}"
+              f"(seeds {design.fail_seeds or '-'}); both possible from {needed}, has {design.seeds}: {mark} — "
+              f"{design.reason}" + (f"; {design.power}" if design.power else "")
               + (f"; planning spread: {design.spread}" if design.spread else ""))
     return 0
 

@@ -177,6 +177,24 @@ def test_a_mean_range_narrower_than_the_stored_spread_allows_is_listed_with_its_
     assert without_records.seeds_needed == 2 and not without_records.short_of_seeds
 
 
+def test_a_printed_seed_count_comes_with_its_power(catalog, accepted) -> None:
+    """The first k at which PASS is possible decides with small chance; the line gives the seeds at which a
+    PASS comes with 80% chance, with the truth at the range's centre (checked by simulation here)."""
+    import re
+    found = designs(catalog, baseline_spreads(accepted / "baselines", catalog))
+    narrow = next(d for d in found if d.claim == "test.design.narrow-mean")
+    seeds = int(re.search(r"80% power at (\d+) seeds \(effect assumed: the true mean at the range's centre",
+                          narrow.text()).group(1))
+    assert seeds > narrow.seeds_needed
+    rng = np.random.default_rng(3)
+    draws = rng.normal(0.505, STORED_SD, size=(20000, seeds))
+    half = stats.t.isf(0.05, seeds - 1) * draws.std(axis=1, ddof=1) / math.sqrt(seeds)
+    chance = np.mean((draws.mean(axis=1) - half >= 0.50) & (draws.mean(axis=1) + half <= 0.51))
+    assert 0.8 - 0.008 <= chance < 0.84  # 20,000 draws: 99% margin 0.007
+    pooled = next(d for d in found if d.claim == "test.design.pooled-table4" and d.profile == "smoke")
+    assert "80% power at" in pooled.text() and "PASS and FAIL possible from 9 seeds" in pooled.text()
+
+
 def test_a_new_claim_on_a_recorded_series_is_planned_from_that_series(catalog, accepted) -> None:
     """test.design.narrow-mean-unrecorded has no recording of its own; it reads the series
     test.design.narrow-mean's baseline recorded (HAS-FL's mean_capacity at smoke)."""
@@ -192,8 +210,8 @@ def test_a_new_claim_on_a_recorded_series_is_planned_from_that_series(catalog, a
 def test_fedclaims_validate_passes_and_lists_the_claims_short_of_seeds(accepted: Path, capsys) -> None:
     assert cli.main(["--root", str(accepted), "validate"]) == 0
     out = capsys.readouterr().out
-    assert "test.design.pooled-table4 at smoke: needs 9 seeds, the profile has 3" in out
-    assert "test.design.narrow-mean at smoke: needs" in out
+    assert "test.design.pooled-table4 at smoke: PASS and FAIL possible from 9 seeds; 80% power at" in out
+    assert "test.design.narrow-mean at smoke: PASS and FAIL possible from" in out
     assert "test.design.pooled-table4 at paper" not in out
 
 

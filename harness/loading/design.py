@@ -51,10 +51,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from scipy import integrate
 from scipy import stats as scipy_stats
 
 from harness.errors import Problem
-from harness.verdicts.stats import PRACTICAL_UNITS, Correlation, fisher_z, pooled_correlation, sign_test_seeds
+from harness.verdicts.stats import (
+    POWER,
+    PRACTICAL_UNITS,
+    Correlation,
+    fisher_z,
+    pooled_correlation,
+    sign_test_seeds,
+    t_test_power,
+)
 
 if TYPE_CHECKING:
     from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec
@@ -107,8 +116,9 @@ class StoredSeries:
 
 SpreadSource = Callable[["schema.Claim", str], StoredSeries | None]
 """(claim, profile) -> the stored numbers of the series the claim reads there, or None."""
-Reading = tuple[bool, bool, int | None, int | None, str, str]
-"""(PASS reachable, FAIL reachable, seeds PASS needs, seeds FAIL needs, reason, planning spread)."""
+Reading = tuple[bool, bool, int | None, int | None, str, str] | tuple[bool, bool, int | None, int | None, str, str, str]
+"""(PASS reachable, FAIL reachable, seeds PASS needs, seeds FAIL needs, reason, planning spread[, power]): the
+optional power says at how many seeds a PASS comes with 80% chance, and under which assumed effect."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +138,9 @@ class Design:
     fail_seeds: int | None
     reason: str
     spread: str = ""
+    power: str = ""
+    """At how many seeds PASS comes with 80% chance, under which assumed effect ('' where the test has none
+    to assume: a value read directly)."""
 
     @property
     def decidable(self) -> bool:
@@ -146,10 +159,13 @@ class Design:
         return self.decidable and (self.seeds_needed is None or self.seeds_needed > self.seeds)
 
     def text(self) -> str:
-        needed = (f"needs {self.seeds_needed} seeds" if self.seeds_needed is not None
+        """The first number of seeds at which PASS and FAIL are both possible is not one that decides: the
+        line says so, with the seeds for 80% power where the design can state them."""
+        needed = (f"PASS and FAIL possible from {self.seeds_needed} seeds" if self.seeds_needed is not None
                   else f"needs more than {PRACTICAL_UNITS} seeds")
+        power = f"; {self.power}" if self.power else ""
         spread = f"; planning spread: {self.spread}" if self.spread else ""
-        return f"{self.claim} at {self.profile}: {needed}, the profile has {self.seeds} ({self.reason}{spread})"
+        return f"{self.claim} at {self.profile}: {needed}{power}, the profile has {self.seeds} ({self.reason}{spread})"
 
 
 # --- the planning spread ----------------------------------------------------------------
@@ -263,6 +279,38 @@ def mean_range_seeds(width: float, sd: float, alpha: float) -> int | None:
     return _fewest_seeds(lambda n: 2 * _t(alpha, n - 1) * sd / math.sqrt(n) <= width, 2)
 
 
+def range_pass_chance(width: float, sd: float, seeds: int, alpha: float) -> float:
+    """P(PASS) of a range on a mean over `seeds` seeds with the truth at the range's centre: the (1 − 2α)
+    t-interval inside the range, the sample sd random (integrated over its χ distribution)."""
+    df = seeds - 1
+    critical = float(scipy_stats.t.isf(alpha, df))
+    scale = sd / math.sqrt(seeds)
+
+    def inside(chi_squared: float) -> float:
+        half = width / 2 - critical * scale * math.sqrt(chi_squared / df)
+        covered = max(0.0, 2 * float(scipy_stats.norm.cdf(half / scale)) - 1)
+        return covered * float(scipy_stats.chi2.pdf(chi_squared, df))
+
+    top = float(scipy_stats.chi2.isf(1e-9, df))
+    return float(integrate.quad(inside, 0.0, min(top, df * (width / (2 * critical * scale)) ** 2), limit=200)[0])
+
+
+def range_power_text(width: float, sd: float, alpha: float, start: int, assumed: str) -> str:
+    """'80% power at n seeds (effect assumed: …)' for a range whose PASS is possible from `start` seeds."""
+    if sd == 0.0:
+        return ""
+    seeds = _fewest_seeds(lambda n: range_pass_chance(width, sd, n, alpha) >= POWER, max(start, 2))
+    where = f"at {seeds} seeds" if seeds is not None else f"beyond {PRACTICAL_UNITS} seeds"
+    return f"{POWER:.0%} power {where} (effect assumed: {assumed})"
+
+
+def shift_power_text(alpha: float, effect_sd: float = 0.5) -> str:
+    """'80% power at n seeds' of a one-sided t-test for an effect of `effect_sd` seed standard deviations."""
+    seeds = _fewest_seeds(lambda n: t_test_power(effect_sd, n, alpha) >= POWER, 2)
+    where = f"at {seeds} seeds" if seeds is not None else f"beyond {PRACTICAL_UNITS} seeds"
+    return f"{POWER:.0%} power {where} (effect assumed: {effect_sd:g} seed SD beyond the bound)"
+
+
 def pooled_range_seeds(width_z: float, weight: float, tau_squared: float, alpha: float) -> int | None:
     """Seeds at which a random-effects pool of Fisher z (per-seed weight n − 3 − controls, between-seed
     variance τ²) has a (1 − 2α) Hartung-Knapp interval that fits a range `width_z` wide in z."""
@@ -361,7 +409,9 @@ def _pooled_range_design(expectation, clients: int, controls: int, numbers: Seri
     reason = (f"the pooled {1 - 2 * alpha:.0%} Hartung-Knapp interval of Fisher z fits the range's {_fmt(width_z)} "
               f"in z from {seeds} seeds" if seeds is not None else
               f"the pooled interval fits the range's {_fmt(width_z)} in z only beyond {PRACTICAL_UNITS} seeds")
-    return True, fail_seeds is not None, seeds, fail_seeds, reason, spread
+    power = "" if seeds is None else range_power_text(
+        width_z, math.sqrt(1 / weight + tau_squared), alpha, seeds, "the true correlation at the range's centre in z")
+    return True, fail_seeds is not None, seeds, fail_seeds, reason, spread, power
 
 
 def value_design(expectation, numbers: SeriesNumbers | None) -> Reading:
@@ -371,7 +421,7 @@ def value_design(expectation, numbers: SeriesNumbers | None) -> Reading:
         return _every_seed_design(expectation)
     admitted = expectation.admitted()
     if admitted.one_sided:
-        return True, True, 2, 2, "a one-sided t-test of the mean needs 2 seeds", ""
+        return True, True, 2, 2, "a one-sided t-test of the mean needs 2 seeds", "", shift_power_text(alpha)
     width = admitted.high - admitted.low
     if width <= 0.0:
         return False, True, None, 2, ("a range of width 0 on the mean of a value that varies with the seed: a "
@@ -385,7 +435,9 @@ def value_design(expectation, numbers: SeriesNumbers | None) -> Reading:
     reason = (f"the mean's {1 - 2 * alpha:.0%} t-interval fits the range's {_fmt(width)} from {seeds} seeds"
               if seeds is not None else
               f"the mean's t-interval fits the range's {_fmt(width)} only beyond {PRACTICAL_UNITS} seeds")
-    return True, True, seeds, 2, reason, f"seed sd {_fmt(sd)} from {n} stored seeds"
+    power = "" if seeds is None else range_power_text(width, sd, alpha, seeds,
+                                                       f"the true mean at the range's centre, seed sd {_fmt(sd)}")
+    return True, True, seeds, 2, reason, f"seed sd {_fmt(sd)} from {n} stored seeds", power
 
 
 def _every_seed_design(expectation) -> Reading:
@@ -398,8 +450,11 @@ def _every_seed_design(expectation) -> Reading:
     if admitted.negated:
         return True, True, 1, needed, (f"'not beyond' on every seed is a sign count: FAIL needs the seeds beyond "
                                        f"the bound significant, all n of them with 0.5^n ≤ α = {alpha:g}"), ""
+    share = POWER ** (1 / needed)
     return True, True, needed, 1, (f"every seed of a value that varies with the seed is a sign count: PASS needs "
-                                   f"all n seeds and 0.5^n ≤ α = {alpha:g}"), ""
+                                   f"all n seeds and 0.5^n ≤ α = {alpha:g}"), "", (
+        f"{POWER:.0%} power at {needed} seeds only where at least {share:.0%} of all seeds fall on the claimed side "
+        f"(effect assumed: that share)")
 
 
 def _spread_design(expectation) -> Reading:
@@ -434,7 +489,7 @@ def design_of(catalog: Catalog, claim_id: str, profile: str,
         spread = found[5]
         if stored is not None and spread and spread != "none stored":
             spread = f"{spread}, from {stored.source}"
-        return Design(claim_id, profile, seeds, *found[:5], spread=spread)
+        return Design(claim_id, profile, seeds, *found[:5], spread=spread, power=found[6] if len(found) > 6 else "")
 
     if _fixed_by_config(target, obs, configs):
         return made((True, True, 1, 1, "fixed by the config: compared directly", ""))
@@ -457,7 +512,7 @@ def order_design(expectation) -> Reading:
         return (True, True, sign_test_seeds(expectation.alpha), 1,
                 f"every pair in order on every seed is a sign count per pair: PASS needs all n seeds and "
                 f"0.5^n ≤ α = {expectation.alpha:g}", "")
-    return True, True, 2, 2, "paired t-tests of adjacent pairs need 2 seeds", ""
+    return True, True, 2, 2, "paired t-tests of adjacent pairs need 2 seeds", "", shift_power_text(expectation.alpha)
 
 
 def within_spread_design(expectation) -> Reading:

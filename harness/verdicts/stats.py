@@ -363,6 +363,11 @@ def t_power(values: Sequence[float], distance: float, alpha: float, unit: str = 
     return spread_power(s.std, s.n, distance, alpha, unit)
 
 
+def t_test_power(effect_sd: float, n: int, alpha: float) -> float:
+    """Power of a one-sided one-sample t-test at level `alpha` on n units for an effect of `effect_sd` SDs."""
+    return float(TTestPower().power(effect_size=effect_sd, nobs=n, alpha=alpha, alternative="larger"))
+
+
 def spread_power(sd: float, n: int, distance: float, alpha: float, unit: str = "seeds") -> Power:
     """`t_power` from a spread `sd` of n units (n ≥ 2, sd > 0) instead of the values themselves."""
     solver = TTestPower()
