@@ -189,3 +189,16 @@ def test_migration_carries_records_made_under_earlier_code_where_a_rerun_gives_t
 
     again = migrate(settings, catalog, catalog.select(pattern=PATTERN), sample=1, console=_quiet())
     assert again.already == 4 and not any(g.carried for g in again.groups.values())
+
+
+def test_an_old_record_lacking_a_field_todays_runner_records_is_not_carried() -> None:
+    """Its metrics equal bit for bit, a record made before the runner recorded the test set's chance
+    (`majority_accuracy`) would carry a result no run of this code gives: the fields are compared too."""
+    from harness.kinds.base import ExperimentKind, Metric
+    from harness.running.migration import differences
+    kind = ExperimentKind(name="k", description="d", runner="r", evidence="empirical",
+                          metrics={"x": Metric("x", lambda result, args: result["x"])})
+    new = {"x": 1.5, "majority_accuracy": 10.0}
+    assert differences(kind, {}, {"x": 1.5, "majority_accuracy": 10.0}, new) == []
+    (found,) = differences(kind, {}, {"x": 1.5}, new)
+    assert found == "result fields: the record lacks majority_accuracy"

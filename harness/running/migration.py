@@ -383,8 +383,15 @@ def differences(kind: ExperimentKind, arguments: dict[str, list[dict]], old: dic
                 new: dict[str, Any]) -> list[str]:
     """Where two results of one run differ, bit for bit, in what the kind declares: every metric not
     declared `varies` (with no arguments where it takes none, else with each set the claims give)
-    and every per-client quantity. Comparing nothing is a difference: it would vouch for nothing."""
+    and every per-client quantity; and in the fields the result holds (an older record lacking a field
+    today's runner records, such as the test set's chance, would carry a result no run of this code
+    gives). Comparing nothing is a difference: it would vouch for nothing."""
     found, compared = [], 0
+    if isinstance(old, dict) and isinstance(new, dict) and set(old) != set(new):
+        missing, extra = sorted(set(new) - set(old)), sorted(set(old) - set(new))
+        found.append("result fields: " + "; ".join(part for part in (
+            f"the record lacks {', '.join(missing)}" if missing else "",
+            f"the re-run lacks {', '.join(extra)}" if extra else "") if part))
     for name, metric in sorted(kind.metrics.items()):
         if metric.varies:
             continue
