@@ -22,7 +22,7 @@ from harness.running.planning import (
 )
 from harness.running.store import ResultStore
 from harness.settings import Settings
-from harness.verdicts.archive import Archive, check_against_records, reverify
+from harness.verdicts.archive import FROM_RECORDS_NOTE, Archive, check_against_records, reverify
 from harness.verdicts.verify import SKIPPED, Verdict, apply_families, verify_claim
 
 DEFAULT_PROFILE = "smoke"
@@ -152,7 +152,8 @@ def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: 
         return
     numerics = sorted({n for v in outcome.verdicts if v.profile == profile and v.claim in
                        {c.id for c in from_records} for n in v.numerics})
-    outcome.archived[profile] += (f"; here {len(from_records)} claim(s) are verified from this store's records "
+    outcome.archived[profile] += (f"{FROM_RECORDS_NOTE}{len(from_records)} claim(s) are verified from this store's "
+                                  "records "
                                   f"instead, which hold every run they read ({new} of them the archive held no "
                                   f"observation of; numerics {', '.join(numerics) or 'none'})")
 

@@ -236,3 +236,14 @@ def test_an_archived_observation_of_another_config_is_not_taken_as_the_profiles(
     assert "ran another config of fedrolex-l2 at learning" in _archived_config_changed(
         CATALOG, claim, "learning", archive, Store(older))
     assert _archived_config_changed(CATALOG, claim, "learning", archive, Store(current)) is None
+
+
+def test_a_profiles_origin_does_not_accumulate_the_notes_of_each_report_that_carried_it(tmp_path) -> None:
+    """Each report re-verifying a profile notes the claims it verified from records; the next report reads the
+    origin without that note and adds its own (the notes of every earlier regeneration piled up before)."""
+    data = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
+    origin = "re-verified from the observations recorded in REPORT.json at commit `abc`"
+    data["archived"] = {"learning": origin + "; here 3 claim(s) are verified ...; here 14 claim(s) are verified ..."}
+    path = tmp_path / "REPORT.json"
+    path.write_text(json.dumps(sealed(data)), encoding="utf-8")
+    assert load_archive(path).provenance("learning") == origin

@@ -26,6 +26,8 @@ from harness.verdicts.stats import Correlation
 from harness.verdicts.verify import Verdict, _record_decision, evaluate, verdict_head
 
 SPREAD_PREFIX = "spread reference: "
+FROM_RECORDS_NOTE = "; here "
+"""How a report's provenance of an archived profile begins its note of the claims it verified from records."""
 ARCHIVE_FORMAT = 1
 """The version of REPORT.json's layout that `load_archive` reads."""
 
@@ -107,9 +109,12 @@ class Archive:
         return [run for run in self.run_list if run.get("profile") in profiles]
 
     def provenance(self, profile: str) -> str:
-        """Where the profile's observations were recorded (the first report that held them)."""
-        return dict(self.origins).get(
-            profile, f"re-verified from the observations recorded in {self.path.name} at commit `{self.commit}`")
+        """Where the profile's observations were recorded (the first report that held them), without what the
+        archive's own report added about its claims verified from records (this report says its own)."""
+        origin = dict(self.origins).get(profile)
+        if origin is None:
+            return f"re-verified from the observations recorded in {self.path.name} at commit `{self.commit}`"
+        return origin.split(FROM_RECORDS_NOTE, 1)[0]
 
 
 def baseline_archive(path: Path, baseline: dict[str, Any]) -> Archive:
