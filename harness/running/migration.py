@@ -19,7 +19,8 @@ is shown to compute the same bits:
    sample (one run, or `--sample` runs, spread over the variants) is re-run with the new code and
    its record compared with the old one: every metric and per-client quantity the kind declares,
    except metrics declared `varies` (timings), bit for bit (a metric that needs arguments, with
-   each set of arguments any claim on the experiment gives it, selected or not). A group whose
+   each set of arguments any claim on the experiment gives it, selected or not), and the fields the
+   result holds (an older record lacking one today's runner records is not this code's). A group whose
    every sampled run is identical is carried: each other record is stored under its new key
    (format 2) with its provenance, whose `code` is the new key's code, plus `migrated` (the old
    format, key, code and config, and the re-runs that checked it). A group with a difference is
