@@ -104,13 +104,16 @@ def test_a_claim_whose_records_are_here_is_verified_from_them_not_the_archives_o
 
 
 def _altered(tmp_path: Path, claim: str, earlier_code: bool) -> Path:
-    """REPORT.json with the claim's standard observation set to 2.5 on every seed and sealed again; with
-    `earlier_code` its runs are other records (as an earlier code's keys are)."""
+    """REPORT.json with the claim's standard observation set to 2.5 on every seed, as if recorded under this
+    machine's numerics, and sealed again; with `earlier_code` its runs are other records (as an earlier code's
+    keys are)."""
+    from harness.numerics import numerics
     data = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
     for verdict in data["verdicts"]:
         if (verdict["claim"], verdict["profile"]) == (claim, "standard"):
             for series in verdict["numbers"].values():
                 series["mean"], series["values"] = 2.5, {seed: 2.5 for seed in series["values"]}
+            verdict["numerics"] = [numerics("cpu", 1)["fingerprint"]]
             if earlier_code:
                 verdict["runs"] = ["0" * 64 for _ in verdict["runs"]]
     path = tmp_path / "REPORT.json"
@@ -128,6 +131,22 @@ def test_a_value_edited_and_sealed_again_is_refused_where_its_records_are_here(s
     with pytest.raises(ValueError, match=rf"REPORT.json: claim {claim} at standard, series .*, seed \d+: archived "
                                          r"value 2.5 differs from its record's"):
         verify(settings, pattern=f"^{claim}$", profiles=("smoke",), archive=archive, archived=("standard",))
+
+
+def test_the_same_runs_made_under_other_numerics_may_differ_from_the_archive(settings, tmp_path) -> None:
+    """Another machine's records of the same runs have other last bits: not an edit."""
+    from harness.pipeline import verify
+
+    claim = "hasfl.alloc.cap-at-2.4-for-tier-1.0"
+    path = _altered(tmp_path, claim, earlier_code=False)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for verdict in data["verdicts"]:
+        if (verdict["claim"], verdict["profile"]) == (claim, "standard"):
+            verdict["numerics"] = ["another-machine00"]
+    path.write_text(json.dumps(sealed(data)), encoding="utf-8")
+    outcome = verify(settings, pattern=f"^{claim}$", profiles=("smoke",), archive=load_archive(path),
+                     archived=("standard",))
+    assert next(v for v in outcome.verdicts if v.profile == "standard").status == "PASS"
 
 
 def test_a_claim_neither_the_archive_nor_the_store_holds_is_not_run(settings, tmp_path) -> None:

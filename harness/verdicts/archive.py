@@ -220,14 +220,17 @@ def _same_value(archived: Any, recorded: Any) -> bool:
 def check_against_records(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archive,
                           from_records: Verdict) -> None:
     """Refuse an archive whose observation of a claim differs from what the same records give: where the
-    archived verdict lists exactly the runs the claim was just verified from (run keys are content
-    addresses, so the same keys are the same records), each archived per-seed value must be its record's.
+    archived verdict lists exactly the runs the claim was just verified from, under the same numerics (a
+    run's key fixes its inputs and code; its numerics fix its last bits), each archived per-seed value
+    must be its record's.
     A value edited with the checksum recomputed is caught here wherever the records are at hand."""
     archived = archive.entry(catalog, loaded, profile)
     if not archived or not archived.get("numbers") or not from_records.runs:
         return
     if sorted(archived.get("runs") or []) != sorted(from_records.runs):
         return
+    if sorted(archived.get("numerics") or []) != sorted(from_records.numerics):
+        return  # the same runs made under other numerics (another machine's records): other last bits
     for label, numbers in archived["numbers"].items():
         recorded = (from_records.numbers.get(label) or {}).get("values")
         if recorded is None:
