@@ -93,7 +93,8 @@ def _until_decided(parser: argparse.ArgumentParser) -> None:
 def cmd_validate(args) -> int:
     """Every file valid and every claim decidable by design (else exit 2); lists, without failing,
     the claims whose profile has fewer seeds than they need."""
-    from harness.loading.design import baseline_spreads, designs, short_of_seeds
+    from harness.loading.design import designs, short_of_seeds
+    from harness.loading.planning_spread import baseline_spreads
     settings = _settings(args)
     catalog, claims = select(settings)
     print(f"ok: {len(catalog.specs)} experiment specs and {len(claims)} claims of "
@@ -109,7 +110,8 @@ def cmd_validate(args) -> int:
 
 def cmd_design(args) -> int:
     """What each selected claim's test can decide at each profile, before any run."""
-    from harness.loading.design import baseline_spreads, designs
+    from harness.loading.design import designs
+    from harness.loading.planning_spread import baseline_spreads
     settings = _settings(args)
     catalog, claims = select(settings, args.paper, args.claim)
     catalog.check_profiles(args.profile)

@@ -18,15 +18,9 @@ from scipy import stats
 from harness import cli
 from harness.errors import SpecError
 from harness.loading.catalog import load_catalog
-from harness.loading.design import (
-    DEFAULT_TAU,
-    baseline_spreads,
-    design_of,
-    designs,
-    mean_range_seeds,
-    pooled_range_seeds,
-    short_of_seeds,
-)
+from harness.loading.design import DEFAULT_TAU, design_of, designs, short_of_seeds
+from harness.loading.planning_spread import baseline_spreads
+from harness.loading.seed_counts import mean_range_seeds, pooled_range_seeds
 from harness.schema import claim as schema
 from harness.verdicts.series import Observed, Series
 from harness.verdicts.stats import Correlation

@@ -44,26 +44,28 @@ member needs).
 """
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from scipy import integrate
-from scipy import stats as scipy_stats
-
 from harness.errors import Problem
-from harness.verdicts.stats import (
-    POWER,
-    PRACTICAL_UNITS,
-    Correlation,
-    fisher_z,
-    pooled_correlation,
-    sign_test_seeds,
-    t_test_power,
+from harness.loading.planning_spread import (
+    SeriesNumbers,
+    SpreadSource,
+    no_stored_spreads,
+    stored_sd,
+    stored_tau_squared,
 )
+from harness.loading.seed_counts import (
+    fewest_seeds,
+    mean_range_seeds,
+    pooled_range_seeds,
+    range_power_text,
+    shift_power_text,
+    t_quantile,
+)
+from harness.verdicts.stats import POWER, PRACTICAL_UNITS, fisher_z, sign_test_seeds
 
 if TYPE_CHECKING:
     from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec
@@ -102,20 +104,6 @@ RULES = [
 ]
 
 
-SeriesNumbers = Mapping[str, Mapping[str, Any]]
-"""The stored numbers of a claim's series at a profile: label -> {values, std, n, clients, ...}."""
-
-
-@dataclass(frozen=True)
-class StoredSeries:
-    """The stored numbers of the series a claim reads at a profile, and which recording they come from."""
-
-    numbers: SeriesNumbers
-    source: str
-
-
-SpreadSource = Callable[["schema.Claim", str], StoredSeries | None]
-"""(claim, profile) -> the stored numbers of the series the claim reads there, or None."""
 Reading = tuple[bool, bool, int | None, int | None, str, str] | tuple[bool, bool, int | None, int | None, str, str, str]
 """(PASS reachable, FAIL reachable, seeds PASS needs, seeds FAIL needs, reason, planning spread[, power]): the
 optional power says at how many seeds a PASS comes with 80% chance, and under which assumed effect."""
@@ -168,159 +156,7 @@ class Design:
         return f"{self.claim} at {self.profile}: {needed}{power}, the profile has {self.seeds} ({self.reason}{spread})"
 
 
-# --- the planning spread ----------------------------------------------------------------
-
-def series_key(claim: schema.Claim) -> str:
-    """The series a claim reads: its experiment and observation (variants, metric and its arguments), not its id
-    nor its expectation, so claims testing different things of one series share it."""
-    return json.dumps([claim.experiment, claim.observe.model_dump(mode="json")], sort_keys=True)
-
-
-def _seeds_of(numbers: SeriesNumbers) -> int:
-    return min((int(data.get("n") or len(data.get("values") or {})) for data in numbers.values()), default=0)
-
-
-def baseline_spreads(folder: Path, catalog: Catalog) -> SpreadSource:
-    """Stored numbers from the committed baselines in `folder` (`<profile>.json`, each read once), found by
-    the series a claim reads: the recording of any claim of the catalog on that series (the one with the
-    most seeds), and only where none exists the claim's own recording under its id (its observation has
-    changed since)."""
-    loaded: dict[str, tuple[dict[str, dict], dict[str, list[str]]]] = {}
-
-    def recorded(profile: str) -> tuple[dict[str, dict], dict[str, list[str]]]:
-        if profile not in loaded:
-            try:
-                claims = json.loads((Path(folder) / f"{profile}.json").read_text(encoding="utf-8")).get("claims", {})
-            except (OSError, ValueError, AttributeError):
-                claims = {}
-            numbers = {}
-            for claim_id, entry in claims.items() if isinstance(claims, dict) else ():
-                found = {label: data for label, data in ((entry or {}).get("numbers") or {}).items()
-                         if not label.startswith("spread reference:")}
-                if found:
-                    numbers[claim_id] = found
-            claims_now = {loaded.id: loaded.claim for loaded in catalog.claims}
-            by_series: dict[str, list[str]] = {}
-            for claim_id in numbers:
-                if claim_id in claims_now:
-                    by_series.setdefault(series_key(claims_now[claim_id]), []).append(claim_id)
-            loaded[profile] = numbers, by_series
-        return loaded[profile]
-
-    def stored(claim: schema.Claim, profile: str) -> StoredSeries | None:
-        numbers, by_series = recorded(profile)
-        same = by_series.get(series_key(claim), [])
-        if same:
-            best = max(same, key=lambda claim_id: (_seeds_of(numbers[claim_id]), claim_id == claim.id))
-            whose = "this claim's" if best == claim.id else f"{best}'s"
-            return StoredSeries(numbers[best], f"the series {', '.join(numbers[best])} as {whose} {profile} baseline "
-                                               f"recorded it, {_seeds_of(numbers[best])} seeds")
-        if claim.id in numbers:
-            return StoredSeries(numbers[claim.id], f"this claim's {profile} baseline, recorded before its observation "
-                                                   f"changed ({_seeds_of(numbers[claim.id])} seeds)")
-        return None
-
-    return stored
-
-
-def no_stored_spreads(claim: schema.Claim, profile: str) -> None:
-    """The defaults only."""
-    return None
-
-
-def _stored_sd(numbers: SeriesNumbers | None) -> tuple[float, int] | None:
-    """The largest seed standard deviation among the stored series, and their fewest seeds."""
-    if not numbers:
-        return None
-    pairs: list[tuple[Any, int]] = [(data.get("std"), data.get("n") or 0) for data in numbers.values()]
-    if not pairs or any(not isinstance(sd, (int, float)) or not math.isfinite(sd) or n < 2 for sd, n in pairs):
-        return None
-    return max(float(sd) for sd, _ in pairs), min(n for _, n in pairs)
-
-
-def _stored_tau_squared(numbers: SeriesNumbers | None, controls: int) -> tuple[float, int] | None:
-    """The largest DerSimonian-Laird τ² among the stored correlation series, and their fewest seeds."""
-    if not numbers:
-        return None
-    found = []
-    for data in numbers.values():
-        values, clients = data.get("values") or {}, data.get("clients") or {}
-        if len(values) < 2 or any(not isinstance(r, (int, float)) or not math.isfinite(r) for r in values.values()):
-            return None
-        per_seed = [Correlation(float(r), math.nan, math.nan, math.nan, int(clients.get(seed, 0)), controls)
-                    for seed, r in values.items()]
-        if any(c.weight < 1 for c in per_seed):
-            return None
-        found.append((pooled_correlation(per_seed).tau_squared, len(per_seed)))
-    return (max(t for t, _ in found), min(n for _, n in found)) if found else None
-
-
 # --- the design of one claim at one profile -------------------------------------------
-
-def _t(alpha: float, df: int | None) -> float:
-    return float(scipy_stats.norm.isf(alpha) if df is None else scipy_stats.t.isf(alpha, df))
-
-
-def _fewest_seeds(fits: Callable[[int], bool], start: int) -> int | None:
-    """The smallest n in [start, PRACTICAL_UNITS] at which `fits` holds (monotone in n)."""
-    if not fits(PRACTICAL_UNITS):
-        return None
-    low, high = start - 1, PRACTICAL_UNITS
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if fits(middle) else (middle, high)
-    return high
-
-
-def mean_range_seeds(width: float, sd: float, alpha: float) -> int | None:
-    """Seeds at which the mean's (1 − 2α) t-interval, at seed spread `sd`, fits a range of `width`."""
-    if sd == 0.0:
-        return 2
-    return _fewest_seeds(lambda n: 2 * _t(alpha, n - 1) * sd / math.sqrt(n) <= width, 2)
-
-
-def range_pass_chance(width: float, sd: float, seeds: int, alpha: float) -> float:
-    """P(PASS) of a range on a mean over `seeds` seeds with the truth at the range's centre: the (1 − 2α)
-    t-interval inside the range, the sample sd random (integrated over its χ distribution)."""
-    df = seeds - 1
-    critical = float(scipy_stats.t.isf(alpha, df))
-    scale = sd / math.sqrt(seeds)
-
-    def inside(chi_squared: float) -> float:
-        half = width / 2 - critical * scale * math.sqrt(chi_squared / df)
-        covered = max(0.0, 2 * float(scipy_stats.norm.cdf(half / scale)) - 1)
-        return covered * float(scipy_stats.chi2.pdf(chi_squared, df))
-
-    top = float(scipy_stats.chi2.isf(1e-9, df))
-    return float(integrate.quad(inside, 0.0, min(top, df * (width / (2 * critical * scale)) ** 2), limit=200)[0])
-
-
-def range_power_text(width: float, sd: float, alpha: float, start: int, assumed: str) -> str:
-    """'80% power at n seeds (effect assumed: …)' for a range whose PASS is possible from `start` seeds."""
-    if sd == 0.0:
-        return ""
-    seeds = _fewest_seeds(lambda n: range_pass_chance(width, sd, n, alpha) >= POWER, max(start, 2))
-    where = f"at {seeds} seeds" if seeds is not None else f"beyond {PRACTICAL_UNITS} seeds"
-    return f"{POWER:.0%} power {where} (effect assumed: {assumed})"
-
-
-def shift_power_text(alpha: float, effect_sd: float = 0.5) -> str:
-    """'80% power at n seeds' of a one-sided t-test for an effect of `effect_sd` seed standard deviations."""
-    seeds = _fewest_seeds(lambda n: t_test_power(effect_sd, n, alpha) >= POWER, 2)
-    where = f"at {seeds} seeds" if seeds is not None else f"beyond {PRACTICAL_UNITS} seeds"
-    return f"{POWER:.0%} power {where} (effect assumed: {effect_sd:g} seed SD beyond the bound)"
-
-
-def pooled_range_seeds(width_z: float, weight: float, tau_squared: float, alpha: float) -> int | None:
-    """Seeds at which a random-effects pool of Fisher z (per-seed weight n − 3 − controls, between-seed
-    variance τ²) has a (1 − 2α) Hartung-Knapp interval that fits a range `width_z` wide in z."""
-    def fits(seeds: int) -> bool:
-        if seeds == 1:
-            return 2 * _t(alpha, None) / math.sqrt(weight) <= width_z
-        return 2 * _t(alpha, seeds - 1) * math.sqrt((1 / weight + tau_squared) / seeds) <= width_z
-
-    return _fewest_seeds(fits, 1)
-
 
 def clients_per_run(config: Any) -> int | None:
     """The `num_clients` a resolved config sets (anywhere in it), if any."""
@@ -378,12 +214,12 @@ def _per_seed_range_design(expectation, clients: int, controls: int) -> Reading:
     alpha, weight = expectation.alpha, clients - 3 - controls
     width_z = fisher_z(high) - fisher_z(low)
     fail_seeds = 1 if low > -1.0 or high < 1.0 else None
-    interval = 2 * _t(alpha, None) / math.sqrt(weight)
+    interval = 2 * t_quantile(alpha, None) / math.sqrt(weight)
     if interval <= width_z:
         return True, fail_seeds is not None, 1, fail_seeds, (f"each seed's {1 - 2 * alpha:.0%} Fisher-z interval "
                                                              f"over {clients} clients is {_fmt(interval)} wide in z, "
                                                              f"within the range's {_fmt(width_z)}"), ""
-    clients_needed = math.ceil((2 * _t(alpha, None) / width_z) ** 2 - 1e-9) + 3 + controls
+    clients_needed = math.ceil((2 * t_quantile(alpha, None) / width_z) ** 2 - 1e-9) + 3 + controls
     se_text = f"√(1/{weight})" + (", partial on one quantity" if controls else "")
     reason = (f"each seed's {1 - 2 * alpha:.0%} Fisher-z interval over {clients} clients (se {se_text}) is "
               f"{_fmt(interval)} wide in z, the range [{low:g}, {high:g}] only {_fmt(width_z)}, and more seeds do "
@@ -399,7 +235,7 @@ def _pooled_range_design(expectation, clients: int, controls: int, numbers: Seri
     alpha, weight = expectation.alpha, clients - 3 - controls
     width_z = fisher_z(high) - fisher_z(low)
     fail_seeds = 1 if low > -1.0 or high < 1.0 else None
-    stored = _stored_tau_squared(numbers, controls)
+    stored = stored_tau_squared(numbers, controls)
     tau_squared, between = ((stored[0], f"τ² = {_fmt(stored[0])} from {stored[1]} stored seeds") if stored else
                             (DEFAULT_TAU ** 2, f"τ = {DEFAULT_TAU} between seeds (default)"))
     spread = f"per-seed sampling variance 1/{weight} over {clients} clients, {between}"
@@ -426,7 +262,7 @@ def value_design(expectation, numbers: SeriesNumbers | None) -> Reading:
     if width <= 0.0:
         return False, True, None, 2, ("a range of width 0 on the mean of a value that varies with the seed: a "
                                       "t-interval is never a single point"), ""
-    stored = _stored_sd(numbers)
+    stored = stored_sd(numbers)
     if stored is None:
         return True, True, 2, 2, f"the mean's {1 - 2 * alpha:.0%} t-interval must fit a range {_fmt(width)} wide " \
                                  "(no stored spread: from 2 seeds if the spread allows)", "none stored"
@@ -464,8 +300,8 @@ def _spread_design(expectation) -> Reading:
     width = math.log(admitted.high / admitted.low)
     if width <= 0.0:
         return False, True, None, 2, "a range of width 0 on a ratio of seed spreads is never an interval", ""
-    z = _t(expectation.alpha, None)
-    seeds = _fewest_seeds(lambda n: 2 * z * math.sqrt(1 / (n - 1)) <= width, 2)
+    z = t_quantile(expectation.alpha, None)
+    seeds = fewest_seeds(lambda n: 2 * z * math.sqrt(1 / (n - 1)) <= width, 2)
     return True, True, seeds, 2, (f"the log ratio's interval (se √(1/(n − 1))) fits the range's {_fmt(width)} "
                                   f"from {seeds} seeds of each"), ""
 

@@ -18,7 +18,8 @@ from harness.schema.bands import Admitted
 from harness.schema.base import MAX_LISTED, Identifier, StrictModel
 
 if TYPE_CHECKING:
-    from harness.loading.design import Reading, SeriesNumbers
+    from harness.loading.design import Reading
+    from harness.loading.planning_spread import SeriesNumbers
     from harness.verdicts.outcome import Decision
 
 Aggregate = Literal["mean", "every_seed"]
