@@ -41,10 +41,17 @@ def _first_decision(expectation, values: np.ndarray, first: int, levels) -> str:
     return "INCONCLUSIVE"
 
 
+def _beyond(statistic: np.ndarray, width: np.ndarray, df: int, level: float) -> np.ndarray:
+    """A side of a range fails: its p (statistic in standard errors inside the edge) with the far side's term
+    is at most the level."""
+    return scipy_stats.t.sf(-statistic, df) + scipy_stats.t.sf(width - statistic, df) <= level
+
+
 def _t_decisions(bounds: tuple[float, float | None], x: np.ndarray, first: int, levels) -> np.ndarray:
     """The same looks as one-sided t-tests, vectorized over the rows of x: 1 PASS, -1 FAIL, 0 neither.
     `bounds` is (low, None) for `above: low`, (low, high) for `between: [low, high]` (its interval
-    inside the range: PASS; wholly outside: FAIL)."""
+    inside the range: PASS; beyond an edge by the critical value that counts the far side's chance,
+    `stats.range_fail_critical`: FAIL, read here as the side's p with the far side's term at most the level)."""
     low, high = bounds
     total, squares = np.cumsum(x, axis=1), np.cumsum(x * x, axis=1)
     status = np.zeros(len(x), dtype=int)
@@ -57,8 +64,10 @@ def _t_decisions(bounds: tuple[float, float | None], x: np.ndarray, first: int, 
             passed, failed = t_low > critical, t_low < -critical
         else:
             t_high = (mean - high) / se
+            width = (high - low) / se
             passed = (t_low > critical) & (t_high < -critical)
-            failed = (t_low < -critical) | (t_high > critical)
+
+            failed = _beyond(t_low, width, n - 1, level) | _beyond(-t_high, width, n - 1, level)
         undecided = status == 0
         status[undecided & passed], status[undecided & failed] = 1, -1
     return status
