@@ -4,11 +4,11 @@ Each extension point (`KINDS`, `METRICS`, `POLICIES`, `OBJECTIVES`, `ROUND_HOOKS
 entry-point group; a reference to one of its pieces is
 - the name of an entry point in that group (the project's own pieces are registered there too,
   in its pyproject.toml, exactly as an installed package registers its own);
-- `package.module:Name`, an importable module and an attribute of it: the project's own
-  (`harness`, `methods`, `fedclaims`), an installed package's that registers pieces in one of these
-  groups, or the user's own code on `sys.path`; a standard-library module and any other installed
-  package's (site-packages) are refused before anything is imported, unless an allowed code path
-  (below) holds it, and so is any `__main__` (importing it runs a program);
+- `package.module:Name`, an importable module and an attribute of it, allowed only where the
+  module's top-level package lies inside the project folder or an allowed code path (below), is
+  the project's own (`harness`, `methods`, `fedclaims`) or belongs to an installed package that
+  registers pieces in one of these groups; a standard-library or other installed module is refused
+  before anything is imported, and so is any `__main__` (importing it runs a program);
 - `path/to/file.py:Name`, a Python file and an attribute of it.
 
 Files are code a spec makes this process run, so they are confined (`CodeScope`):
@@ -34,7 +34,6 @@ import importlib
 import importlib.util
 import os
 import sys
-import sysconfig
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -196,19 +195,9 @@ def _registering_packages() -> frozenset[str]:
                      for entry in distribution.entry_points if entry.group.startswith(GROUP_PREFIX))
 
 
-@functools.cache
-def _installed_places() -> tuple[Path, ...]:
-    """Where the standard library and installed packages live (this interpreter's site-packages)."""
-    paths = sysconfig.get_paths()
-    return tuple(sorted({Path(paths[name]).resolve() for name in ("stdlib", "platstdlib", "purelib", "platlib")
-                         if name in paths}))
-
-
 def module_problem(module: str) -> str | None:
     """Why a spec may not run `module` (None: it may), found without importing it: a top-level name's
-    spec is looked up without executing any of its code. The project's modules, the packages that
-    register pieces and the user's own code on sys.path may run; the standard library and other installed
-    packages may not (a spec has no business running them), nor any `__main__` (a program)."""
+    spec is looked up without executing any of its code."""
     parts = module.split(".")
     if "__main__" in parts:
         return "a __main__ module runs a program when imported; name a module that defines the piece"
@@ -216,20 +205,21 @@ def module_problem(module: str) -> str | None:
     if top in PROJECT_PACKAGES or top in _registering_packages():
         return None
     if top in sys.stdlib_module_names:
-        return ("a standard-library module, not a piece of a paper; name one of the project's, of the user's own "
-                "code or of a registered package")
+        return ("a standard-library module, not a piece of a paper; name one of the project's, of an allowed "
+                "file or of a registered package")
     try:
         found = importlib.util.find_spec(top)
     except (ImportError, ValueError):
         found = None
     if found is None:
         return None  # importing it fails with its own message
-    places = [Path(p).resolve() for p in (found.submodule_search_locations or [found.origin or ""]) if p]
-    installed = [place for place in places if any(place.is_relative_to(root) for root in _installed_places())]
-    if not installed or any(code_scope().permits(place) for place in places):
+    places = [Path(p) for p in (found.submodule_search_locations or [found.origin or ""]) if p]
+    scope = code_scope()
+    if any(scope.permits(place.resolve()) for place in places):
         return None
-    return (f"an installed package ({installed[0]}) that registers no piece in a {GROUP_PREFIX}* group; if you trust "
-            f"it, allow its folder with {ALLOW_CODE_PATHS_VARIABLE} (or --allow-code-path)")
+    where = places[0] if places else top
+    return (f"lies outside the project folder {scope.root} ({where}) and no installed package registers it in a "
+            f"{GROUP_PREFIX}* group; if you trust it, allow it with {ALLOW_CODE_PATHS_VARIABLE} (or --allow-code-path)")
 
 
 @dataclass(frozen=True)

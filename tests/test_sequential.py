@@ -13,6 +13,7 @@ from scipy import stats as scipy_stats
 
 import harness.verdicts.values as values_module
 from harness.cli import main
+from harness.extensions import ALLOW_CODE_PATHS_VARIABLE
 from harness.report.sequential import render, sequential_section
 from harness.running.bundle import RecordBundle
 from harness.running.planning import PendingDependency, request_for
@@ -237,6 +238,8 @@ claims:
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch) -> Path:
+    """A project outside the repository whose spec names the repository's test kind (allowed code)."""
+    monkeypatch.setenv(ALLOW_CODE_PATHS_VARIABLE, str(Path(__file__).resolve().parent))
     (tmp_path / "claims").mkdir()
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "noise.yaml").write_text(SPEC)
