@@ -66,12 +66,11 @@ class Evidence:
             return math.inf
         return float(stats.norm.isf(alpha) if self.df is None else stats.t.isf(alpha, self.df))
 
-    def _fail_critical(self, alpha: float) -> float:
-        return range_fail_critical(alpha, self.range_width, self.df)
-
     @property
     def fail_at(self) -> float:
-        return -math.inf if self.fail_alpha is None else -self._fail_critical(self.fail_alpha)
+        if self.fail_alpha is None:
+            return -math.inf
+        return -range_fail_critical(self.fail_alpha, self.range_width, self.df)
 
     @property
     def pass_at(self) -> float:
