@@ -138,6 +138,17 @@ def test_the_digest_shows_a_verdict_that_seeds_added_until_decided_changed_besid
     assert "| INCONCLUSIVE, no level | INCONCLUSIVE, no level; PASS at 6 seeds (sequential) |" in row
 
 
+def test_the_digest_says_where_seeds_were_added_in_vain() -> None:
+    from harness.report.digest import digest
+    central = "hasfl.table6.shakespeare.hasfl-weakest"
+    verdicts = [_verdict(central, "learning", "INCONCLUSIVE")]
+    extended = {"status": "INCONCLUSIVE", "seeds": list(range(7)), "looks": 5, "fixed_n": {"status": "INCONCLUSIVE"}}
+    text = "\n".join(digest(CATALOG, verdicts, _levels(verdicts), ["learning"], lambda claim: f"#{claim}",
+                            sequential={(central, "learning"): extended}))
+    (row,) = [line for line in text.splitlines() if f"#{central}" in line]
+    assert "| INCONCLUSIVE, no level; still INCONCLUSIVE at 7 seeds (sequential) |" in row
+
+
 def test_the_digest_counts_central_claims_decided_where_the_models_learn() -> None:
     from harness.report.digest import decided_where_learning
     central = CATALOG.papers["fedrolex"].central

@@ -114,11 +114,15 @@ def counts_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> str:
 
 
 def _sequential_cell(entry: Mapping | None) -> str:
-    """What seeds added until decided found, where they changed the fixed-n verdict: '; PASS at 6 seeds
-    (sequential)'."""
-    if entry is None or entry["status"] == entry["fixed_n"]["status"]:
+    """What seeds added until decided found: '; PASS at 6 seeds (sequential)' where they changed the
+    fixed-n verdict, '; still INCONCLUSIVE at 7 seeds (sequential)' where seeds were added in vain."""
+    if entry is None:
         return ""
-    return f"; {SHORT_STATUS[entry['status']]} at {len(entry['seeds'])} seeds (sequential)"
+    if entry["status"] != entry["fixed_n"]["status"]:
+        return f"; {SHORT_STATUS[entry['status']]} at {len(entry['seeds'])} seeds (sequential)"
+    if entry.get("looks", 1) > 1:
+        return f"; still {SHORT_STATUS[entry['status']]} at {len(entry['seeds'])} seeds (sequential)"
+    return ""
 
 
 def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profiles: list[str],
