@@ -7,7 +7,7 @@ Runs the spec's reference variant (its `reference:`) at the profile twice per se
 (fp32, or read from the store and the committed records) and with `federation.precision: bf16`
 (a run with a key of its own, kept in the store), through the same planning and execution as
 `fedclaims verify`. It writes each seed's final accuracy under both, the paired difference, a TOST
-that the mean difference lies within ±margin points (α = 0.05: `harness.verdicts.stats.equivalence`),
+that the mean difference lies within ±margin points (α = 0.05: `harness.statistics.stats.equivalence`),
 and each run's wall seconds (the runs of a seed go side by side on a loaded machine, so their ratio
 is a rough speed-up; `benchmarks/test_precision_speed.py` measures it). Issue 37: bf16 is used for a
 tier only where this equivalence holds and the speed-up reaches its goal.
@@ -28,7 +28,7 @@ from harness.running.execution import execute
 from harness.running.fetching import fetch_data
 from harness.running.planning import request_for
 from harness.settings import Settings, find_project_root
-from harness.verdicts.stats import equivalence
+from harness.statistics.stats import equivalence
 from methods.federated.precision import bf16_hardware
 
 ALPHA = 0.05

@@ -5,7 +5,7 @@ figures of docs/architecture.md's table ("Seeds added until a claim is decided")
 
 A one-sided one-sample t-test (an `above` claim) whose seeds grow one per look from the
 profile's to the max seeds, stopping at its first PASS or FAIL, under the O'Brien-Fleming-type
-boundary (`harness.sequential.rule`) and under the Bonferroni split it replaced (α / L at every
+boundary (`harness.statistics.sequential_rule`) and under the Bonferroni split it replaced (α / L at every
 look); fixed-n tests at α for reference. The true mean lies d standard deviations above the bound
 (d = 0: on it, where a PASS and a FAIL are both false). Paths are drawn with a generator seed of
 their own, not the calibration's. Not collected by pytest (its name does not start with test_).
@@ -18,7 +18,7 @@ import math
 import numpy as np
 from scipy import stats as scipy_stats
 
-from harness.sequential.rule import Looks
+from harness.statistics.sequential_rule import Looks
 
 ALPHA = 0.05
 SEED = 7

@@ -281,8 +281,10 @@ def _verify(args, write: bool) -> int:
     for profile, provenance in outcome.archived.items():
         stdout.print(f"also shown: profile {profile}, {provenance}")
     if write:
+        from harness.pipeline import study_outcomes
         from harness.report.markdown import write_report
-        report, verdicts = write_report(outcome, settings, Path(args.output).resolve())
+        report, verdicts = write_report(outcome, settings, Path(args.output).resolve(),
+                                        study_outcomes(settings, outcome.catalog))
         stderr.print(f"wrote {report} and {verdicts}")
     errors = sum(v.status == "ERROR" for v in outcome.verdicts if v.profile in profiles)
     fails = sum(v.status == "FAIL" for v in outcome.verdicts if v.profile in profiles)

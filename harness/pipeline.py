@@ -227,6 +227,12 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
     return outcome
 
 
+def study_outcomes(settings: Settings, catalog: Catalog) -> dict[str, Outcome]:
+    """Each scale study's outcome, read from stored records only (nothing runs): what the report's
+    studies section draws."""
+    return {name: verify(settings, study=name, run=False) for name in catalog.studies}
+
+
 def record_lookup(catalog: Catalog, settings: Settings, store: ResultStore, fingerprints: dict[str, str]
                   ) -> Callable[[str, str, int, str], tuple[str, dict | None]]:
     """`verify_claim`'s look-up: the store key and record of a run (a failed dependency's error as its record)."""

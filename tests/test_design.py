@@ -16,14 +16,15 @@ import pytest
 from scipy import stats
 
 from harness import cli
+from harness.design.readings import DEFAULT_TAU
+from harness.design.seed_counts import mean_range_seeds, pooled_range_seeds
 from harness.errors import SpecError
 from harness.loading.catalog import load_catalog
-from harness.loading.design import DEFAULT_TAU, design_of, designs, short_of_seeds
+from harness.loading.design import design_of, designs, short_of_seeds
 from harness.loading.planning_spread import baseline_spreads
-from harness.loading.seed_counts import mean_range_seeds, pooled_range_seeds
 from harness.schema import claim as schema
-from harness.verdicts.series import Observed, Series
-from harness.verdicts.stats import Correlation
+from harness.statistics.series import Observed, Series
+from harness.statistics.stats import Correlation
 from harness.verdicts.verify import INCONCLUSIVE, PASS, evaluate
 
 REPO = Path(__file__).resolve().parents[1]

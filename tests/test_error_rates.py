@@ -8,7 +8,7 @@ rate of the wrong verdict exceeds α by more than the simulation's 99% margin
 `between`: the truth on an edge of the range is where a FAIL is most likely while the claim holds.
 With each side of the range failing at α on its own, a range a twentieth of a standard error
 wide failed a true value 9-10% of the time at α = 0.05 (the far side's chance added to the near
-side's); the rule now counts both (`harness.verdicts.stats.range_fail_critical`).
+side's); the rule now counts both (`harness.statistics.stats.range_fail_critical`).
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from harness.schema import claim as s
-from harness.verdicts import stats
-from harness.verdicts.series import Observed, Series
+from harness.statistics import stats
+from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import FAIL, evaluate
 
 ALPHA = 0.05

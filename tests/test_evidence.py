@@ -7,7 +7,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from harness.schema import claim as s
-from harness.verdicts.evidence import (
+from harness.statistics.evidence import (
     FAIL,
     INCONCLUSIVE,
     PASS,
@@ -18,7 +18,7 @@ from harness.verdicts.evidence import (
     holm_levels,
     margins,
 )
-from harness.verdicts.series import Observed, Series
+from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import evaluate
 
 METRIC = s.MetricObservation(metric="m", of="a")

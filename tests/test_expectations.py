@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.schema import claim as s
-from harness.verdicts.outcome import most_needed
-from harness.verdicts.series import Observed, Series
-from harness.verdicts.stats import Power
+from harness.statistics.outcome import most_needed
+from harness.statistics.series import Observed, Series
+from harness.statistics.stats import Power
 from harness.verdicts.verify import FAIL, PASS, SKIPPED, evaluate
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"

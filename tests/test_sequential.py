@@ -11,18 +11,20 @@ import pytest
 from rich.console import Console
 from scipy import stats as scipy_stats
 
-import harness.verdicts.values as values_module
+import harness.statistics.values as values_module
 from harness.cli import main
 from harness.extensions import ALLOW_CODE_PATHS_VARIABLE
 from harness.report.sequential import render, sequential_section
 from harness.running.bundle import RecordBundle
 from harness.running.planning import PendingDependency, request_for
 from harness.schema import claim as schema
-from harness.sequential import boundary, recorded, results, rule, schedule
+from harness.sequential import recorded, results, schedule
 from harness.sequential.driver import AT_LIMIT, BUDGET, DECIDED, NOT_EXTENDED, until_decided
-from harness.sequential.rule import Looks, planned_looks
 from harness.settings import Settings
-from harness.verdicts.series import Observed, Series
+from harness.statistics import sequential_boundary as boundary
+from harness.statistics import sequential_rule as rule
+from harness.statistics.sequential_rule import Looks, planned_looks
+from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import FAIL, PASS, evaluate
 
 ALPHA = 0.05

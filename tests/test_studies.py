@@ -28,7 +28,7 @@ from harness.running.store import ResultStore
 from harness.schema import claim as schema
 from harness.schema.spec import Study
 from harness.settings import Settings
-from harness.verdicts.trend import EXTRAPOLATED, INSIDE, Band
+from harness.statistics.trend import EXTRAPOLATED, INSIDE, Band
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = Path(__file__).resolve().parent / "data" / "study-project"

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from harness.report.studies import ClaimReading, PointReading, StudyReading, series_trend, study_dicts
-from harness.verdicts.trend import (
+from harness.statistics.trend import (
     AWAY,
     EDGE,
     EXTRAPOLATED,

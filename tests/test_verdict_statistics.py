@@ -11,8 +11,8 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.power import TTestPower
 
 from harness.schema import claim as s
-from harness.verdicts import stats
-from harness.verdicts.series import Observed, Series
+from harness.statistics import stats
+from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import (
     ERROR,
     FAIL,

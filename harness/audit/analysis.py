@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from harness.kinds.federated import FEDERATED_TRAINING
-from harness.verdicts.stats import (
+from harness.statistics.stats import (
     CONFIDENCE,
     Correlation,
     PooledCorrelation,

@@ -6,29 +6,15 @@ it: a new claim on a recorded series is planned from that recording (`baseline_s
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from harness.verdicts.stats import Correlation, pooled_correlation
+from harness.design.spreads import SeriesNumbers, StoredSeries
 
 if TYPE_CHECKING:
     from harness.loading.catalog import Catalog
     from harness.schema import claim as schema
-
-SeriesNumbers = Mapping[str, Mapping[str, Any]]
-"""The stored numbers of a claim's series at a profile: label -> {values, std, n, clients, ...}."""
-
-
-@dataclass(frozen=True)
-class StoredSeries:
-    """The stored numbers of the series a claim reads at a profile, and which recording they come from."""
-
-    numbers: SeriesNumbers
-    source: str
-
 
 SpreadSource = Callable[["schema.Claim", str], StoredSeries | None]
 """(claim, profile) -> the stored numbers of the series the claim reads there, or None."""
@@ -90,30 +76,3 @@ def baseline_spreads(folder: Path, catalog: Catalog) -> SpreadSource:
 def no_stored_spreads(claim: schema.Claim, profile: str) -> None:
     """The defaults only."""
     return None
-
-
-def stored_sd(numbers: SeriesNumbers | None) -> tuple[float, int] | None:
-    """The largest seed standard deviation among the stored series, and their fewest seeds."""
-    if not numbers:
-        return None
-    pairs: list[tuple[Any, int]] = [(data.get("std"), data.get("n") or 0) for data in numbers.values()]
-    if not pairs or any(not isinstance(sd, (int, float)) or not math.isfinite(sd) or n < 2 for sd, n in pairs):
-        return None
-    return max(float(sd) for sd, _ in pairs), min(n for _, n in pairs)
-
-
-def stored_tau_squared(numbers: SeriesNumbers | None, controls: int) -> tuple[float, int] | None:
-    """The largest DerSimonian-Laird τ² among the stored correlation series, and their fewest seeds."""
-    if not numbers:
-        return None
-    found = []
-    for data in numbers.values():
-        values, clients = data.get("values") or {}, data.get("clients") or {}
-        if len(values) < 2 or any(not isinstance(r, (int, float)) or not math.isfinite(r) for r in values.values()):
-            return None
-        per_seed = [Correlation(float(r), math.nan, math.nan, math.nan, int(clients.get(seed, 0)), controls)
-                    for seed, r in values.items()]
-        if any(c.weight < 1 for c in per_seed):
-            return None
-        found.append((pooled_correlation(per_seed).tau_squared, len(per_seed)))
-    return (max(t for t, _ in found), min(n for _, n in found)) if found else None

@@ -1,10 +1,10 @@
 """docs/claims.md: the claim vocabulary and every kind's metrics, generated from the code."""
 from __future__ import annotations
 
+from harness.design import readings as design_rule
 from harness.kinds import PROJECT, registered_kinds
-from harness.loading import design as design_rule
 from harness.schema import claim as schema
-from harness.sequential import rule as sequential_rule
+from harness.statistics import sequential_rule
 
 OBSERVATIONS = {
     "metric": "`{metric: NAME, of: VARIANT or [VARIANTS], args: {...}}` — one value per seed of each variant; "
@@ -23,7 +23,7 @@ EXPECTATIONS = {
     "between": "`{between: [LOW, HIGH], of: mean|every_seed, alpha: 0.05}` — inclusive range. With `of: mean`, PASS "
                "if the mean's (1 − 2α) t-interval over seeds lies inside it, FAIL if the mean lies beyond an edge by "
                "the critical value that keeps a FAIL at α for every true value inside the range, however narrow "
-               "(the far edge's chance counted; `harness.verdicts.stats.range_fail_critical`), else INCONCLUSIVE.",
+               "(the far edge's chance counted; `harness.statistics.stats.range_fail_critical`), else INCONCLUSIVE.",
     "approx": "`{approx: VALUE, tolerance: T}` or `relative_tolerance: R` — the range [VALUE − T, VALUE + T] (or "
               "± R·|VALUE|), decided as `between`.",
     "equals": "`{equals: VALUE, tolerance: T}` — structural equality, exact unless a float tolerance is stated; "

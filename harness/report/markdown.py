@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -350,15 +351,18 @@ class _Report:
         return lines + [""]
 
 
-def render(outcome: Outcome, settings: Settings, report_path: Path, figures_dir: Path) -> dict[Path, str]:
-    """REPORT.md and its detail files: {path: text}."""
-    return _rendered(_Report(outcome, settings, report_path, figures_dir), report_path, figures_dir)[0]
+def render(outcome: Outcome, settings: Settings, report_path: Path, figures_dir: Path,
+           studies: Mapping[str, Outcome] | None = None) -> dict[Path, str]:
+    """REPORT.md and its detail files: {path: text}; `studies`: each scale study's outcome from its stored
+    records (`harness.pipeline.study_outcomes`)."""
+    return _rendered(_Report(outcome, settings, report_path, figures_dir), report_path, figures_dir, studies or {})[0]
 
 
-def _rendered(report: _Report, report_path: Path, figures_dir: Path) -> tuple[dict[Path, str], list[StudyReading]]:
+def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Mapping[str, Outcome]
+              ) -> tuple[dict[Path, str], list[StudyReading]]:
     outcome, settings = report.outcome, report.settings
     detail_dir = report_path.parent / DETAIL_DIR
-    study_lines, study_files, readings = _studies(report.catalog, settings, report_path, figures_dir)
+    study_lines, study_files, readings = _studies(studies, report_path, figures_dir)
     shown = [v for v in outcome.verdicts if v.profile in report.profiles]
     lines = report.header()
     lines += digest(report.catalog, shown, report.levels, report.profiles, report.detail_link,
@@ -392,16 +396,14 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path) -> tuple[di
     return texts, readings
 
 
-def _studies(catalog, settings: Settings, report_path: Path, figures_dir: Path
+def _studies(studies: Mapping[str, Outcome], report_path: Path, figures_dir: Path
              ) -> tuple[list[str], dict[Path, str], list[StudyReading]]:
     """The scale studies with records in the store: their trend readings in REPORT.md, each study's
     figures, verdicts per point and readings in its own detail file, and the readings."""
-    from harness.pipeline import verify
     lines, files, readings, unread = [], {}, [], []
-    for name in catalog.studies:
-        outcome = verify(settings, study=name, run=False)
+    for name, outcome in studies.items():
         if all(v.status == "SKIPPED" for v in outcome.verdicts):
-            unread.append(name)
+            unread.append(f"`{name}` ({outcome.catalog.study(name).study.title})")
             continue
         reading = read_outcome(outcome, name, figures_dir)
         readings.append(reading)
@@ -426,18 +428,20 @@ def _studies(catalog, settings: Settings, report_path: Path, figures_dir: Path
         lines.append("")
     if unread:
         lines += ["Not read here (none of their runs is in this store; `fedclaims study NAME` runs them): "
-                  + ", ".join(f"`{name}` ({catalog.study(name).study.title})" for name in unread) + ".", ""]
+                  + ", ".join(unread) + ".", ""]
     lines = ["## Scale studies", "",
              "Where a profile cannot decide a claim, a study observes it along one scale axis toward the paper's "
              "own point; the trend says which way the observation moves against the paper's range.", "", *lines]
     return lines, files, readings
 
 
-def write_report(outcome: Outcome, settings: Settings, report_path: Path) -> tuple[Path, Path]:
-    """Write REPORT.md, its detail files and figures beside it, and REPORT.json; return (markdown, json)."""
+def write_report(outcome: Outcome, settings: Settings, report_path: Path,
+                 studies: Mapping[str, Outcome] | None = None) -> tuple[Path, Path]:
+    """Write REPORT.md, its detail files and figures beside it, and REPORT.json; return (markdown, json).
+    `studies`: as `render`."""
     figures_dir = report_path.parent / "figures"
     report = _Report(outcome, settings, report_path, figures_dir)
-    texts, readings = _rendered(report, report_path, figures_dir)
+    texts, readings = _rendered(report, report_path, figures_dir, studies or {})
     for path, text in texts.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

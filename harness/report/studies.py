@@ -23,8 +23,8 @@ from harness.loading.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, obse
 from harness.report.cells import cell, relative
 from harness.running.store import wall_seconds
 from harness.schema import claim as schema
+from harness.statistics.trend import EXTRAPOLATED, MEASURED, Band, Estimate, Trend, fit_trend, heading, reading
 from harness.verdicts.observe import observe
-from harness.verdicts.trend import EXTRAPOLATED, MEASURED, Band, Estimate, Trend, fit_trend, heading, reading
 from methods.plain import json_safe
 
 Lookup = Callable[[str, str, int, str], tuple[str, "dict | None"]]
@@ -75,7 +75,7 @@ class SeriesTrend:
     at_paper: Estimate | None = None
     """The value at the paper's scale: measured there, or read off the seeds' own lines."""
     heading: str | None = None
-    """`harness.verdicts.trend.heading` against the paper's band (None without a band or a trend)."""
+    """`harness.statistics.trend.heading` against the paper's band (None without a band or a trend)."""
 
     def to_dict(self) -> dict[str, Any]:
         fit = self.trend

@@ -3,24 +3,25 @@
 The vocabulary is fixed: an observation names what to compute from run records,
 an expectation names the test applied to it. Nothing in a claim is evaluated as
 code. Each expectation class is the one place that says what it admits, how it
-reads, which observations it fits and which tests (`harness.verdicts`) decide it.
+reads, which observations it fits and which tests (`harness.statistics`) decide it.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 from pydantic_core import PydanticCustomError
 
+from harness.design.readings import Reading, order_design, value_design, within_spread_design
+from harness.design.spreads import SeriesNumbers
 from harness.errors import did_you_mean
-from harness.schema.bands import Admitted
 from harness.schema.base import MAX_LISTED, Identifier, StrictModel
-
-if TYPE_CHECKING:
-    from harness.loading.design import Reading
-    from harness.loading.planning_spread import SeriesNumbers
-    from harness.verdicts.outcome import Decision
+from harness.statistics import outcome, spreads, values
+from harness.statistics.bands import Admitted
+from harness.statistics.equivalence import equivalence_test, within_spread_test
+from harness.statistics.orders import order_test
+from harness.statistics.outcome import Decision
 
 Aggregate = Literal["mean", "every_seed"]
 Alpha = Annotated[float, Field(gt=0.0, lt=0.5)]
@@ -331,13 +332,11 @@ class _ValueTest(ExpectationBase):
 
     def decide(self, obs, observed) -> Decision:
         """A bound or range on the ratio of two variants' seed spreads, else on each series' values."""
-        from harness.verdicts import spreads, values
         if observed.spread_ratio:
             return spreads.spread_ratio_test(self, *observed.series)
         return values.each_series(self, observed.series)
 
     def design(self, numbers: SeriesNumbers | None) -> Reading:
-        from harness.loading.design import value_design
         return value_design(self, numbers)
 
 
@@ -551,11 +550,9 @@ class Order(ExpectationBase):
         return []
 
     def decide(self, obs, observed) -> Decision:
-        from harness.verdicts.orders import order_test
         return order_test(self, observed, obs)
 
     def design(self, numbers: SeriesNumbers | None) -> Reading:
-        from harness.loading.design import order_design
         return order_design(self)
 
 
@@ -587,11 +584,9 @@ class Equivalent(_PairedDifferenceTest):
         return f"within ±{_fmt(self.equivalent_within)}"
 
     def decide(self, obs, observed) -> Decision:
-        from harness.verdicts.equivalence import equivalence_test
         return equivalence_test(self, observed.series[0])
 
     def design(self, numbers: SeriesNumbers | None) -> Reading:
-        from harness.loading.design import value_design
         return value_design(self, numbers)
 
 
@@ -620,11 +615,9 @@ class WithinSpread(_PairedDifferenceTest):
         return problems
 
     def decide(self, obs, observed) -> Decision:
-        from harness.verdicts.equivalence import within_spread_test
         return within_spread_test(self, observed.series[0], observed.spread)
 
     def design(self, numbers: SeriesNumbers | None) -> Reading:
-        from harness.loading.design import within_spread_design
         return within_spread_design(self)
 
 
@@ -647,7 +640,6 @@ class Skip(ExpectationBase):
         return []
 
     def decide(self, obs, observed) -> Decision:
-        from harness.verdicts import outcome
         return outcome.Decision(outcome.SKIPPED, self.skip)
 
 

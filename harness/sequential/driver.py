@@ -1,7 +1,7 @@
 """Verify a profile, then add seeds to the claims it left undecided until each is decided or a
 limit is reached (`fedclaims verify --until-decided`).
 
-Every claim gets a sequential test (`harness.sequential.rule`): look 1 reads the profile's seeds,
+Every claim gets a sequential test (`harness.statistics.sequential_rule`): look 1 reads the profile's seeds,
 each later look one more seed of the claim's experiment, look j at the boundary's level α_j.
 Seeds are added only for claims the profile left INCONCLUSIVE (a fixed-n PASS or FAIL that look
 1 cannot decide at α_1 keeps its fixed-n verdict and is not extended). A claim's looks end at its
@@ -44,7 +44,6 @@ from harness.running.planning import plan_variants, referenced_variants, variant
 from harness.running.store import REUSABLE, wall_seconds
 from harness.sequential import schedule
 from harness.sequential.recorded import Recorded, read
-from harness.sequential.rule import Looks, default_max_seeds, planned_looks
 from harness.sequential.stops import (
     AT_LIMIT,
     BUDGET,
@@ -55,6 +54,7 @@ from harness.sequential.stops import (
     NOT_TESTED,
 )
 from harness.settings import Settings
+from harness.statistics.sequential_rule import Looks, default_max_seeds, planned_looks
 from harness.verdicts.verify import FAIL, INCONCLUSIVE, PASS, Verdict, apply_families, verify_claim
 
 

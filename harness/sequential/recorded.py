@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import format_field
-from harness.sequential import rule
 from harness.sequential.stops import CONTINUING, STOPS
+from harness.statistics import sequential_rule as rule
 
 FOLDER = "sequential"
 

@@ -20,9 +20,10 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.sequential import boundary, rule
 from harness.sequential.recorded import Recorded, RecordedClaim, path_for, read_json
 from harness.sequential.stops import INTERRUPTED, NOT_EXTENDED
+from harness.statistics import sequential_boundary as boundary
+from harness.statistics import sequential_rule as rule
 from methods.plain import json_safe
 
 if TYPE_CHECKING:

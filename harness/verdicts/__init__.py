@@ -1,6 +1,4 @@
-"""The statistical tests that decide an expectation on an observation, one module a job: the
-comparisons of an estimate with what an expectation admits (`comparisons`), one series' values
-(`values`), correlations (`correlations`), orders of variants (`orders`), equivalence and
-differences within a seed spread (`equivalence`), ratios of seed spreads (`spreads`), and Holm's
-correction across a family of claims (`families`). Each expectation class names the tests that
-decide it (`harness.schema.claim.ExpectationBase.decide`); `harness.verdicts.verify` assembles the verdict."""
+"""From records to verdicts: each claim's observation read from its runs' records (`observe`), decided by
+the tests its expectation names (`harness.statistics`) into a Verdict (`verify`), Holm's correction across a
+family of claims (`families`), each verdict's evidence level (`levels`), and re-verification from an
+earlier report's observations (`archive`)."""

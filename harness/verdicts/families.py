@@ -7,9 +7,9 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from harness.verdicts.evidence import Evidence, combine, holm_levels, holm_rank_levels, margin_text, margins, nearest
-from harness.verdicts.outcome import FAIL, INCONCLUSIVE, PASS, most_needed
-from harness.verdicts.stats import Power, one_sided_units, sign_power, spread_power
+from harness.statistics.evidence import Evidence, combine, holm_levels, holm_rank_levels, margin_text, margins, nearest
+from harness.statistics.outcome import FAIL, INCONCLUSIVE, PASS, most_needed
+from harness.statistics.stats import Power, one_sided_units, sign_power, spread_power
 
 if TYPE_CHECKING:
     from harness.verdicts.verify import Verdict

@@ -53,12 +53,12 @@ from harness.loading.catalog import Catalog, LoadedClaim
 from harness.numerics import fingerprint
 from harness.running.planning import variants_needed
 from harness.schema import claim as schema
-from harness.verdicts.evidence import margin_text, margins
+from harness.statistics.evidence import margin_text, margins
+from harness.statistics.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SKIPPED, STATUSES, Decision, fmt
+from harness.statistics.series import Observed
+from harness.statistics.values import not_a_number
 from harness.verdicts.families import apply_families, power_at_levels
 from harness.verdicts.observe import observe
-from harness.verdicts.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SKIPPED, STATUSES, Decision, fmt
-from harness.verdicts.series import Observed
-from harness.verdicts.values import not_a_number
 
 __all__ = ["ERROR", "FAIL", "INCONCLUSIVE", "PASS", "SKIPPED", "STATUSES", "Decision", "Verdict", "apply_families",
            "evaluate", "mixed_numerics_text", "power_at_levels", "verdict_head", "verify_claim"]
@@ -82,7 +82,7 @@ class Verdict:
     data_unavailable: bool = False
     """SKIPPED because a data set the claim needs is not on this machine (not a verdict on the claim)."""
     evidence: list[dict[str, Any]] = field(default_factory=list)
-    """The comparisons the verdict rests on (`harness.verdicts.evidence.Evidence`), each in its test statistic."""
+    """The comparisons the verdict rests on (`harness.statistics.evidence.Evidence`), each in its test statistic."""
     margins: dict[str, float] = field(default_factory=dict)
     """How far (in standard errors of its statistics) the verdict is from each other verdict."""
     margin: str = ""

@@ -1,5 +1,5 @@
 """An estimate compared with what an expectation admits, as comparisons of test statistics
-(`harness.verdicts.evidence.Evidence`): one against a bound, one against each end of a range."""
+(`harness.statistics.evidence.Evidence`): one against a bound, one against each end of a range."""
 from __future__ import annotations
 
 import math
@@ -8,10 +8,10 @@ from typing import Any
 
 from scipy import stats as scipy_stats
 
-from harness.schema.bands import Admitted
-from harness.verdicts.evidence import Evidence
-from harness.verdicts.outcome import fmt
-from harness.verdicts.stats import fisher_z
+from harness.statistics.bands import Admitted
+from harness.statistics.evidence import Evidence
+from harness.statistics.outcome import fmt
+from harness.statistics.stats import fisher_z
 
 
 def oriented(admitted: Admitted, distance: float) -> float:

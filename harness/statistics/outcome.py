@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.verdicts.evidence import Evidence
-from harness.verdicts.stats import Power
+from harness.statistics.evidence import Evidence
+from harness.statistics.stats import Power
 
 PASS, FAIL, INCONCLUSIVE, SKIPPED, ERROR = "PASS", "FAIL", "INCONCLUSIVE", "SKIPPED", "ERROR"
 STATUSES = (PASS, FAIL, INCONCLUSIVE, SKIPPED, ERROR)

@@ -2,7 +2,7 @@
 
 A claim is looked at on the profile's seeds (look 1) and again after every seed added to its
 experiment, at most up to the experiment's seed limit: L = 1 + (limit − profile seeds) planned
-looks. Its test at look j runs at the boundary's nominal level α_j (`harness.sequential.boundary`:
+looks. Its test at look j runs at the boundary's nominal level α_j (`harness.statistics.sequential_boundary`:
 a Lan-DeMets spending function of O'Brien-Fleming type over t_j = n_j / n_max, calibrated on
 the looks' t statistics so that the chance of a false PASS, or of a false FAIL, by look j is
 α(t_j), and α by the last look, whenever the looks stop). It replaces the Bonferroni split
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from harness.sequential.boundary import fractions, nominal_levels, spent
+from harness.statistics.sequential_boundary import fractions, nominal_levels, spent
 
 NAME = "O'Brien-Fleming-type alpha spending over the planned looks, calibrated on their t statistics"
 TEXT = ("Seeds added until decided (`fedclaims verify --profile P --until-decided`) is a separate, sequential"

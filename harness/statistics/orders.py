@@ -6,11 +6,11 @@ import math
 
 from scipy import stats as scipy_stats
 
-from harness.verdicts.comparisons import sign_evidence
-from harness.verdicts.evidence import Evidence, combine, decided
-from harness.verdicts.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt, most_needed
-from harness.verdicts.series import Observed, Series
-from harness.verdicts.stats import Power, sign_count_p, sign_power, sign_test, sign_test_seeds, summarize, t_power
+from harness.statistics.comparisons import sign_evidence
+from harness.statistics.evidence import Evidence, combine, decided
+from harness.statistics.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt, most_needed
+from harness.statistics.series import Observed, Series
+from harness.statistics.stats import Power, sign_count_p, sign_power, sign_test, sign_test_seeds, summarize, t_power
 
 _OUTCOME = {"pass": "pass", "fail": "reversed", "undecided": "undecided"}
 """A pair's outcome named from its comparison's."""

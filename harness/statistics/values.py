@@ -7,13 +7,13 @@ import math
 
 from scipy import stats as scipy_stats
 
-from harness.schema.bands import Admitted
-from harness.verdicts.comparisons import bound_evidence, oriented, sign_evidence
-from harness.verdicts.correlations import correlation_test
-from harness.verdicts.evidence import Evidence, combine, decided
-from harness.verdicts.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SEVERITY, Decision, fmt, level_text, most_needed
-from harness.verdicts.series import Series
-from harness.verdicts.stats import (
+from harness.statistics.bands import Admitted
+from harness.statistics.comparisons import bound_evidence, oriented, sign_evidence
+from harness.statistics.correlations import correlation_test
+from harness.statistics.evidence import Evidence, combine, decided
+from harness.statistics.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SEVERITY, Decision, fmt, level_text, most_needed
+from harness.statistics.series import Series
+from harness.statistics.stats import (
     Power,
     inclusion_power,
     sensitivity,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from harness.verdicts.comparisons import bound_evidence
-from harness.verdicts.evidence import combine, holm_rejection_levels
-from harness.verdicts.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt, level_text, most_needed
-from harness.verdicts.series import Series
-from harness.verdicts.stats import (
+from harness.statistics.comparisons import bound_evidence
+from harness.statistics.evidence import combine, holm_rejection_levels
+from harness.statistics.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt, level_text, most_needed
+from harness.statistics.series import Series
+from harness.statistics.stats import (
     Correlation,
     PooledCorrelation,
     Power,

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, replace
 
 from scipy import stats
 
-from harness.verdicts.stats import range_fail_critical
+from harness.statistics.stats import range_fail_critical
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from scipy import integrate
 from scipy import stats as scipy_stats
 
-from harness.verdicts.stats import POWER, PRACTICAL_UNITS, t_test_power
+from harness.statistics.stats import POWER, PRACTICAL_UNITS, t_test_power
 
 
 def t_quantile(alpha: float, df: int | None) -> float:

@@ -6,11 +6,11 @@ import math
 
 from scipy import stats as scipy_stats
 
-from harness.verdicts.comparisons import bound_evidence
-from harness.verdicts.evidence import combine
-from harness.verdicts.outcome import INCONCLUSIVE, Decision, fmt
-from harness.verdicts.series import Series
-from harness.verdicts.stats import Power, summarize
+from harness.statistics.comparisons import bound_evidence
+from harness.statistics.evidence import combine
+from harness.statistics.outcome import INCONCLUSIVE, Decision, fmt
+from harness.statistics.series import Series
+from harness.statistics.stats import Power, summarize
 
 
 def spread_ratio_test(expectation, first: Series, second: Series) -> Decision:

@@ -8,11 +8,11 @@ from typing import Any
 
 from scipy import stats as scipy_stats
 
-from harness.verdicts.comparisons import bound_evidence
-from harness.verdicts.evidence import Evidence, combine, decided
-from harness.verdicts.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt
-from harness.verdicts.series import Series
-from harness.verdicts.stats import Power, equivalence, inclusion_power, sd_bounds, sensitivity, summarize, t_power
+from harness.statistics.comparisons import bound_evidence
+from harness.statistics.evidence import Evidence, combine, decided
+from harness.statistics.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt
+from harness.statistics.series import Series
+from harness.statistics.stats import Power, equivalence, inclusion_power, sd_bounds, sensitivity, summarize, t_power
 
 
 def equivalence_test(expectation, series: Series) -> Decision:

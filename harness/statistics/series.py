@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.verdicts.stats import Correlation, PooledCorrelation, pooled_correlation, summarize
+from harness.statistics.stats import Correlation, PooledCorrelation, pooled_correlation, summarize
 
 
 def _fmt(v: float) -> str:
