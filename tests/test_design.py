@@ -23,8 +23,8 @@ from harness.loading.catalog import load_catalog
 from harness.loading.design import design_of, designs, short_of_seeds
 from harness.loading.planning_spread import baseline_spreads
 from harness.schema import claim as schema
+from harness.statistics.correlation_estimates import Correlation
 from harness.statistics.series import Observed, Series
-from harness.statistics.stats import Correlation
 from harness.verdicts.verify import INCONCLUSIVE, PASS, evaluate
 
 REPO = Path(__file__).resolve().parents[1]

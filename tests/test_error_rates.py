@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from harness.schema import claim as s
-from harness.statistics import stats
+from harness.statistics import correlation_estimates, stats
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import FAIL, evaluate
 
@@ -56,8 +56,8 @@ def test_a_narrow_range_of_means_fails_a_true_value_on_its_edge_at_most_alpha(ob
     assert rate <= ALPHA + _margin(TRIALS), f"false FAIL {rate:.3f} at n = {seeds}, truth on {edge}"
 
 
-def _correlation(z: float) -> stats.Correlation:
-    return stats.Correlation(math.tanh(z), 0.0, math.nan, math.nan, CLIENTS)
+def _correlation(z: float) -> correlation_estimates.Correlation:
+    return correlation_estimates.Correlation(math.tanh(z), 0.0, math.nan, math.nan, CLIENTS)
 
 
 @pytest.mark.parametrize("of", ["every_seed", "mean"])

@@ -11,8 +11,8 @@ import pytest
 
 from harness.schema import claim as s
 from harness.statistics.outcome import most_needed
+from harness.statistics.power import Power
 from harness.statistics.series import Observed, Series
-from harness.statistics.stats import Power
 from harness.verdicts.verify import FAIL, PASS, SKIPPED, evaluate
 
 HARNESS = Path(__file__).resolve().parents[1] / "harness"

@@ -11,7 +11,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.power import TTestPower
 
 from harness.schema import claim as s
-from harness.statistics import stats
+from harness.statistics import correlation_estimates, power
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import (
     ERROR,
@@ -34,7 +34,7 @@ def series(*values: float, label: str = "a", deterministic: bool = False) -> Ser
     return Series(label, dict(enumerate(values)), deterministic)
 
 
-def correlations(*per_seed: stats.Correlation) -> Observed:
+def correlations(*per_seed: correlation_estimates.Correlation) -> Observed:
     return Observed([Series("r", {i: c.r for i, c in enumerate(per_seed)}, correlations=dict(enumerate(per_seed)))])
 
 
@@ -82,21 +82,22 @@ def test_a_family_of_claims_is_corrected_together_by_holm() -> None:
 def test_seeds_that_disagree_widen_the_pooled_interval() -> None:
     """r = −0.60, −0.90, −0.65, −0.88, −0.70 on 60 clients each: Q = 29.6; a fixed-effect pool gave a
     PASS for [−0.84, −0.72]; the random-effects interval straddles it."""
-    per_seed = [stats.Correlation(r, 0.0, math.nan, math.nan, 60) for r in (-0.60, -0.90, -0.65, -0.88, -0.70)]
+    per_seed = [correlation_estimates.Correlation(r, 0.0, math.nan, math.nan, 60)
+                for r in (-0.60, -0.90, -0.65, -0.88, -0.70)]
     decision = evaluate(s.Between(between=(-0.84, -0.72)), CORRELATION, correlations(*per_seed))
     assert decision.status == INCONCLUSIVE
     assert "Cochran's Q = 29.6" in decision.reason and "I² = 86%" in decision.reason
-    pooled = stats.pooled_correlation(per_seed)
+    pooled = correlation_estimates.pooled_correlation(per_seed)
     low, high = pooled.interval(0.95)
     assert low < -0.875 and high > -0.617  # at least as wide as DerSimonian-Laird's [−0.875, −0.617]
 
 
 # --- 3. correlations at the expectation's α -------------------------------------------------------
 
-def _correlation_with_z_statistic(target: float, n: int = 40) -> stats.Correlation:
+def _correlation_with_z_statistic(target: float, n: int = 40) -> correlation_estimates.Correlation:
     """A correlation whose Fisher z is `target` standard errors above 0."""
     r = math.tanh(target / math.sqrt(n - 3))
-    return stats.Correlation(r, 0.0, math.nan, math.nan, n)
+    return correlation_estimates.Correlation(r, 0.0, math.nan, math.nan, n)
 
 
 def test_a_correlation_bound_is_tested_at_the_expectation_alpha() -> None:
@@ -204,10 +205,10 @@ def test_spearman_interval_uses_the_bonett_wright_variance() -> None:
     rng = np.random.default_rng(3)
     x = rng.normal(size=40)
     y = x + rng.normal(size=40)
-    spearman = stats.correlation(list(x), list(y), method="spearman")
+    spearman = correlation_estimates.correlation(list(x), list(y), method="spearman")
     half = math.atanh(spearman.high) - math.atanh(spearman.r)
     assert half == pytest.approx(1.959964 * math.sqrt((1 + spearman.r ** 2 / 2) / 37), rel=1e-5)
-    pearson = stats.correlation(list(x), list(y))
+    pearson = correlation_estimates.correlation(list(x), list(y))
     assert math.atanh(pearson.high) - math.atanh(pearson.r) == pytest.approx(1.959964 / math.sqrt(37), rel=1e-5)
 
 
@@ -299,7 +300,7 @@ def test_not_above_on_every_seed_fails_only_when_the_seeds_beyond_are_significan
 
 # --- 11. every_seed correlations: Holm across the seeds for a miss ---------------------------------
 
-def _correlation_against(p_above: float, n: int = 40) -> stats.Correlation:
+def _correlation_against(p_above: float, n: int = 40) -> correlation_estimates.Correlation:
     """A correlation whose one-sided p of lying above 0 is `p_above`."""
     return _correlation_with_z_statistic(float(scipy_stats.norm.isf(p_above)), n)
 
@@ -346,11 +347,11 @@ def test_a_family_member_left_inconclusive_gets_seeds_at_holms_level() -> None:
     apply_families(members, lambda v: 0.05)
     made, left = members[1], members[2]
     assert made.status == INCONCLUSIVE and "PASS → INCONCLUSIVE" in made.reason
-    expected = stats.t_power(list(marginal), float(np.mean(marginal)), 0.025)
+    expected = power.t_power(list(marginal), float(np.mean(marginal)), 0.025)
     assert made.power["needed"] == expected.needed and "power at α = 0.025" in made.reason
     assert left.status == INCONCLUSIVE and left.power["needed"] is not None
     weak = (0.5, -0.4, 0.2, -0.1, 0.3)
-    assert left.power["needed"] == stats.t_power(list(weak), float(np.mean(weak)), 0.05).needed
+    assert left.power["needed"] == power.t_power(list(weak), float(np.mean(weak)), 0.05).needed
     assert "its rank's level" in left.reason and left.reason.count(" — power: ") == 0
 
 
@@ -370,7 +371,7 @@ def test_a_family_member_the_step_down_does_not_reach_has_finite_margins() -> No
 def test_inconclusives_without_a_test_say_what_would_decide_them() -> None:
     nan = evaluate(s.Above(above=0.0), METRIC, Observed([series(1.0, math.nan, 2.0)]))
     assert nan.status == INCONCLUSIVE and nan.power is not None and "not a number" in nan.power.note
-    undefined = stats.Correlation(math.nan, math.nan, math.nan, math.nan, 3, undefined="3 clients")
+    undefined = correlation_estimates.Correlation(math.nan, math.nan, math.nan, math.nan, 3, undefined="3 clients")
     decision = evaluate(s.Below(below=0.0), CORRELATION, correlations(undefined))
     assert decision.status == INCONCLUSIVE and decision.power is not None and decision.power.needed is None
     both_infinite = evaluate(s.Above(above=0.0), METRIC, Observed([series(math.inf, -math.inf)]))

@@ -9,7 +9,7 @@ from scipy import stats as scipy_stats
 from statsmodels.stats.power import TTestPower
 
 from harness.schema import claim as s
-from harness.statistics import stats
+from harness.statistics import correlation_estimates, stats
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import FAIL, INCONCLUSIVE, PASS, evaluate
 
@@ -274,12 +274,12 @@ def test_partial_correlation_matches_textbook_formula(seed: int) -> None:
     z = rng.normal(size=60)
     x = 0.8 * z + rng.normal(size=60)
     y = -0.5 * z + 0.4 * x + rng.normal(size=60)
-    partial = stats.correlation(list(x), list(y), given=list(z))
+    partial = correlation_estimates.correlation(list(x), list(y), given=list(z))
     assert partial.r == pytest.approx(_textbook_partial(x, y, z), abs=1e-10)
     assert partial.n == 60
     assert partial.low < partial.r < partial.high
     assert -1 <= partial.low and partial.high <= 1
-    plain = stats.correlation(list(x), list(y))
+    plain = correlation_estimates.correlation(list(x), list(y))
     assert plain.r == pytest.approx(np.corrcoef(x, y)[0, 1], abs=1e-12)
     assert plain.low < plain.r < plain.high
     assert plain.p_value == pytest.approx(scipy_stats.pearsonr(x, y).pvalue)
@@ -291,16 +291,16 @@ def test_spearman_and_non_finite_rows() -> None:
     rng = np.random.default_rng(3)
     x = rng.normal(size=40)
     y = np.exp(x) + 0.1 * rng.normal(size=40)
-    spearman = stats.correlation(list(x), list(y), method="spearman")
+    spearman = correlation_estimates.correlation(list(x), list(y), method="spearman")
     assert spearman.r == pytest.approx(scipy_stats.spearmanr(x, y).statistic, abs=1e-12)
-    with_nan = stats.correlation([*x, math.nan], [*y, 1.0], method="spearman")
+    with_nan = correlation_estimates.correlation([*x, math.nan], [*y, 1.0], method="spearman")
     assert with_nan.n == 40 and with_nan.r == pytest.approx(spearman.r)
 
 
 def test_correlation_of_too_few_or_constant_values_is_undefined() -> None:
-    few = stats.correlation([1.0, 2.0, 3.0], [2.0, 1.0, 3.0])
+    few = correlation_estimates.correlation([1.0, 2.0, 3.0], [2.0, 1.0, 3.0])
     assert math.isnan(few.r) and "needs at least 4" in few.undefined
-    constant = stats.correlation([1.0] * 10, list(range(10)), names=("p_max", "tv", ""))
+    constant = correlation_estimates.correlation([1.0] * 10, list(range(10)), names=("p_max", "tv", ""))
     assert math.isnan(constant.r) and "p_max takes one value" in constant.undefined
 
 
@@ -309,7 +309,8 @@ def test_partial_correlation_of_an_exact_linear_function_is_undefined() -> None:
     caps = rng.choice([0.25, 0.5, 0.75, 1.0], size=20)
     tv = rng.uniform(size=20)
     allocation = 0.4 + 0.25 * caps  # exactly linear in the control
-    partial = stats.correlation(list(allocation), list(tv), given=list(caps), names=("final_allocation", "tv", "p_max"))
+    partial = correlation_estimates.correlation(list(allocation), list(tv), given=list(caps),
+                                                names=("final_allocation", "tv", "p_max"))
     assert math.isnan(partial.r)
     assert "final_allocation is a linear function of p_max" in partial.undefined
     observed = Observed([Series("r", {0: partial.r}, correlations={0: partial})])
@@ -320,14 +321,14 @@ def test_partial_correlation_of_an_exact_linear_function_is_undefined() -> None:
 CORRELATION = s.CorrelationObservation(correlation=("h_tilde", "tv"), given="p_max", of="a")
 
 
-def _correlated(r_target: float, n: int, seed: int) -> stats.Correlation:
+def _correlated(r_target: float, n: int, seed: int) -> correlation_estimates.Correlation:
     rng = np.random.default_rng(seed)
     x = rng.normal(size=n)
     y = r_target * x + math.sqrt(1 - r_target ** 2) * rng.normal(size=n)
-    return stats.correlation(list(x), list(y))
+    return correlation_estimates.correlation(list(x), list(y))
 
 
-def _correlation_observed(*per_seed: stats.Correlation) -> Observed:
+def _correlation_observed(*per_seed: correlation_estimates.Correlation) -> Observed:
     return Observed([Series("r", {i: c.r for i, c in enumerate(per_seed)},
                             correlations=dict(enumerate(per_seed)))])
 

@@ -20,19 +20,9 @@ from typing import Any
 import numpy as np
 
 from harness.kinds.federated import FEDERATED_TRAINING
-from harness.statistics.stats import (
-    CONFIDENCE,
-    Correlation,
-    PooledCorrelation,
-    Power,
-    correlation,
-    equivalence,
-    inclusion_power,
-    mean_interval,
-    pooled_correlation,
-    summarize,
-    t_power,
-)
+from harness.statistics.correlation_estimates import Correlation, PooledCorrelation, correlation, pooled_correlation
+from harness.statistics.power import Power, inclusion_power, t_power
+from harness.statistics.stats import CONFIDENCE, equivalence, mean_interval, summarize
 
 Result = Mapping[str, Any]
 

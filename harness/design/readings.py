@@ -55,7 +55,9 @@ from harness.design.seed_counts import (
     t_quantile,
 )
 from harness.design.spreads import SeriesNumbers, stored_sd, stored_tau_squared
-from harness.statistics.stats import POWER, PRACTICAL_UNITS, fisher_z, sign_test_seeds
+from harness.statistics.correlation_estimates import fisher_z
+from harness.statistics.power import PRACTICAL_UNITS
+from harness.statistics.stats import POWER, sign_test_seeds
 
 DEFAULT_TAU = 0.1
 """Between-seed standard deviation of a correlation's Fisher z where no stored records give one:

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from scipy import integrate
 from scipy import stats as scipy_stats
 
-from harness.statistics.stats import POWER, PRACTICAL_UNITS, t_test_power
+from harness.statistics.power import PRACTICAL_UNITS, t_test_power
+from harness.statistics.stats import POWER
 
 
 def t_quantile(alpha: float, df: int | None) -> float:

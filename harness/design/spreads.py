@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.statistics.stats import Correlation, pooled_correlation
+from harness.statistics.correlation_estimates import Correlation, pooled_correlation
 
 SeriesNumbers = Mapping[str, Mapping[str, Any]]
 """The stored numbers of a claim's series at a profile: label -> {values, std, n, clients, ...}."""

@@ -11,7 +11,7 @@ from harness.design.readings import Reading, correlation_design, spread_design
 from harness.errors import Problem
 from harness.loading.planning_spread import SpreadSource, no_stored_spreads
 from harness.loading.studies import generated_profiles
-from harness.statistics.stats import PRACTICAL_UNITS
+from harness.statistics.power import PRACTICAL_UNITS
 
 if TYPE_CHECKING:
     from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec

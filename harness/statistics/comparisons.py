@@ -9,9 +9,9 @@ from typing import Any
 from scipy import stats as scipy_stats
 
 from harness.statistics.bands import Admitted
+from harness.statistics.correlation_estimates import fisher_z
 from harness.statistics.evidence import Evidence
 from harness.statistics.outcome import fmt
-from harness.statistics.stats import fisher_z
 
 
 def oriented(admitted: Admitted, distance: float) -> float:

@@ -7,18 +7,11 @@ import math
 from dataclasses import replace
 
 from harness.statistics.comparisons import bound_evidence
+from harness.statistics.correlation_estimates import Correlation, PooledCorrelation, fisher_z
 from harness.statistics.evidence import combine, holm_rejection_levels
 from harness.statistics.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt, level_text, most_needed
+from harness.statistics.power import Power, fisher_power, inclusion_power, sensitivity
 from harness.statistics.series import Series
-from harness.statistics.stats import (
-    Correlation,
-    PooledCorrelation,
-    Power,
-    fisher_power,
-    fisher_z,
-    inclusion_power,
-    sensitivity,
-)
 
 
 def correlation_test(expectation, series: Series, fail_alpha: float) -> Decision:

@@ -11,8 +11,9 @@ from scipy import stats as scipy_stats
 from harness.statistics.comparisons import bound_evidence
 from harness.statistics.evidence import Evidence, combine, decided
 from harness.statistics.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt
+from harness.statistics.power import Power, inclusion_power, sensitivity, t_power
 from harness.statistics.series import Series
-from harness.statistics.stats import Power, equivalence, inclusion_power, sd_bounds, sensitivity, summarize, t_power
+from harness.statistics.stats import equivalence, sd_bounds, summarize
 
 
 def equivalence_test(expectation, series: Series) -> Decision:

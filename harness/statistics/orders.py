@@ -9,8 +9,9 @@ from scipy import stats as scipy_stats
 from harness.statistics.comparisons import sign_evidence
 from harness.statistics.evidence import Evidence, combine, decided
 from harness.statistics.outcome import FAIL, INCONCLUSIVE, PASS, Decision, fmt, most_needed
+from harness.statistics.power import Power, sign_power, t_power
 from harness.statistics.series import Observed, Series
-from harness.statistics.stats import Power, sign_count_p, sign_power, sign_test, sign_test_seeds, summarize, t_power
+from harness.statistics.stats import sign_count_p, sign_test, sign_test_seeds, summarize
 
 _OUTCOME = {"pass": "pass", "fail": "reversed", "undecided": "undecided"}
 """A pair's outcome named from its comparison's."""

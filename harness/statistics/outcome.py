@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.statistics.evidence import Evidence
-from harness.statistics.stats import Power
+from harness.statistics.power import Power
 
 PASS, FAIL, INCONCLUSIVE, SKIPPED, ERROR = "PASS", "FAIL", "INCONCLUSIVE", "SKIPPED", "ERROR"
 STATUSES = (PASS, FAIL, INCONCLUSIVE, SKIPPED, ERROR)

@@ -7,7 +7,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.statistics.stats import Correlation, PooledCorrelation, pooled_correlation, summarize
+from harness.statistics.correlation_estimates import Correlation, PooledCorrelation, pooled_correlation
+from harness.statistics.stats import summarize
 
 
 def _fmt(v: float) -> str:

@@ -9,8 +9,9 @@ from scipy import stats as scipy_stats
 from harness.statistics.comparisons import bound_evidence
 from harness.statistics.evidence import combine
 from harness.statistics.outcome import INCONCLUSIVE, Decision, fmt
+from harness.statistics.power import Power
 from harness.statistics.series import Series
-from harness.statistics.stats import Power, summarize
+from harness.statistics.stats import summarize
 
 
 def spread_ratio_test(expectation, first: Series, second: Series) -> Decision:

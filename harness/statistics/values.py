@@ -12,17 +12,9 @@ from harness.statistics.comparisons import bound_evidence, oriented, sign_eviden
 from harness.statistics.correlations import correlation_test
 from harness.statistics.evidence import Evidence, combine, decided
 from harness.statistics.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SEVERITY, Decision, fmt, level_text, most_needed
+from harness.statistics.power import Power, inclusion_power, sensitivity, sign_power, t_power
 from harness.statistics.series import Series
-from harness.statistics.stats import (
-    Power,
-    inclusion_power,
-    sensitivity,
-    sign_count_p,
-    sign_power,
-    sign_test_seeds,
-    summarize,
-    t_power,
-)
+from harness.statistics.stats import sign_count_p, sign_test_seeds, summarize
 
 
 def not_a_number(series: Series) -> Decision | None:

@@ -21,8 +21,8 @@ from typing import Any
 
 from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec
 from harness.schema import claim as schema
+from harness.statistics.correlation_estimates import Correlation
 from harness.statistics.series import Observed, Series
-from harness.statistics.stats import Correlation
 from harness.verdicts.verify import Verdict, _record_decision, evaluate, verdict_head
 
 SPREAD_PREFIX = "spread reference: "

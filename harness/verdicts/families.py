@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from harness.statistics.evidence import Evidence, combine, holm_levels, holm_rank_levels, margin_text, margins, nearest
 from harness.statistics.outcome import FAIL, INCONCLUSIVE, PASS, most_needed
-from harness.statistics.stats import Power, one_sided_units, sign_power, spread_power
+from harness.statistics.power import Power, one_sided_units, sign_power, spread_power
 
 if TYPE_CHECKING:
     from harness.verdicts.verify import Verdict

@@ -13,8 +13,8 @@ from typing import Any
 from harness.kinds.base import ExperimentKind, Metric
 from harness.kinds.evaluations import MissingValue, record_id
 from harness.schema import claim as schema
+from harness.statistics.correlation_estimates import correlation
 from harness.statistics.series import Observed, Series
-from harness.statistics.stats import correlation
 
 Records = Mapping[tuple[str, int], Mapping[str, Any]]
 
