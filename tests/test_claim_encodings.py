@@ -12,6 +12,9 @@ import pytest
 from harness.loading.catalog import load_catalog
 from harness.loading.design import design_of
 from harness.schema import claim as schema
+from harness.schema.expectations.between import Between
+from harness.schema.expectations.skip import Skip
+from harness.schema.observations.correlation import CorrelationObservation
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)
@@ -25,7 +28,7 @@ def claim(claim_id: str) -> schema.Claim:
 
 
 def accepted(expectation) -> tuple[float, float]:
-    if isinstance(expectation, schema.Between):
+    if isinstance(expectation, Between):
         return expectation.between
     return expectation.approx - expectation.half_width, expectation.approx + expectation.half_width
 
@@ -65,7 +68,7 @@ def test_a_sentence_about_one_method_ranks_only_that_method(claim_id, pair) -> N
     """'HAS-FL is the weakest' and 'the only one that degrades' order HAS-FL against each other
     policy, never the others among themselves."""
     for expectation in claim(claim_id).expect.values():
-        assert isinstance(expectation, schema.Skip) or expectation.order == pair
+        assert isinstance(expectation, Skip) or expectation.order == pair
 
 
 def test_a_figure_read_qualitatively_is_not_held_to_every_client_on_every_seed() -> None:
@@ -85,7 +88,7 @@ def test_no_claim_uses_a_comparator_neither_the_paper_nor_the_authors_code_has()
 def test_a_claim_of_a_quantified_saving_tests_the_quantity_at_the_paper_profile() -> None:
     for claim_id in ("fedhenet.cost.wall-time-below-fedavg", "fedhenet.energy.about-70-percent-saved",
                      "hasfl.table5.cifar10.hasfl-threefold-less-computation"):
-        assert isinstance(claim(claim_id).expect["paper"], schema.Between), claim_id
+        assert isinstance(claim(claim_id).expect["paper"], Between), claim_id
 
 
 def test_privacy_sentences_are_tested_against_what_the_coordinator_learns() -> None:
@@ -159,8 +162,8 @@ def test_table4_ranges_are_pooled_over_seeds_at_the_paper_profile(claim_id) -> N
     """One run's Fisher-z interval over 20 clients is wider than Table 4's ranges: tested run by
     run, no claim could pass; pooled over the paper profile's seeds, every one can."""
     expectation = claim(claim_id).expect["paper"]
-    assert isinstance(claim(claim_id).observe, schema.CorrelationObservation)
-    assert isinstance(expectation, schema.Between) and expectation.of == "mean"
+    assert isinstance(claim(claim_id).observe, CorrelationObservation)
+    assert isinstance(expectation, Between) and expectation.of == "mean"
     design = design_of(CATALOG, claim_id, "paper")
     assert design.decidable and not design.short_of_seeds, design.text()
 

@@ -22,7 +22,10 @@ from harness.errors import SpecError
 from harness.loading.catalog import load_catalog
 from harness.loading.design import design_of, designs, short_of_seeds
 from harness.loading.planning_spread import baseline_spreads
-from harness.schema import claim as schema
+from harness.schema.expectations.between import Between
+from harness.schema.expectations.bounds import Above
+from harness.schema.observations.correlation import CorrelationObservation
+from harness.schema.observations.metric import MetricObservation
 from harness.statistics.correlation_estimates import Correlation
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import INCONCLUSIVE, PASS, evaluate
@@ -229,8 +232,8 @@ def test_the_shipped_claims_are_all_decidable_by_design() -> None:
 
 # --- the design's figures against the verifier ---------------------------------------
 
-CORRELATION = schema.CorrelationObservation(correlation=["h_tilde", "p_max"], of="hasfl")
-METRIC = schema.MetricObservation(metric="m", of="v")
+CORRELATION = CorrelationObservation(correlation=["h_tilde", "p_max"], of="hasfl")
+METRIC = MetricObservation(metric="m", of="v")
 
 
 def _correlations(r: float, seeds: int, clients: int = 20) -> Observed:
@@ -252,14 +255,14 @@ def test_a_pooled_correlation_passes_from_the_seeds_the_design_names() -> None:
     width = math.atanh(TABLE4[1]) - math.atanh(TABLE4[0])
     seeds = pooled_range_seeds(width, 17, 0.0, 0.05)
     assert seeds == 8 and pooled_range_seeds(width, 17, DEFAULT_TAU ** 2, 0.05) == 9
-    between = schema.Between(between=TABLE4)
+    between = Between(between=TABLE4)
     centre = _centre_r(*TABLE4)
     assert evaluate(between, CORRELATION, _correlations(centre, seeds)).status == PASS
     assert evaluate(between, CORRELATION, _correlations(centre, seeds - 1)).status == INCONCLUSIVE
 
 
 def test_a_per_seed_correlation_never_passes_where_the_design_refuses_it() -> None:
-    every = schema.Between(between=TABLE4, of="every_seed")
+    every = Between(between=TABLE4, of="every_seed")
     centre = _centre_r(*TABLE4)
     assert evaluate(every, CORRELATION, _correlations(centre, 50)).status == INCONCLUSIVE
     assert evaluate(every, CORRELATION, _correlations(centre, 3, clients=97)).status == PASS
@@ -268,12 +271,12 @@ def test_a_per_seed_correlation_never_passes_where_the_design_refuses_it() -> No
 def test_a_mean_range_passes_from_the_seeds_the_design_names() -> None:
     low, high, sd = 0.50, 0.56, 0.05
     seeds = mean_range_seeds(high - low, sd, 0.05)
-    between = schema.Between(between=(low, high))
+    between = Between(between=(low, high))
     assert evaluate(between, METRIC, _values((low + high) / 2, sd, seeds)).status == PASS
     assert evaluate(between, METRIC, _values((low + high) / 2, sd, seeds - 1)).status == INCONCLUSIVE
 
 
 def test_the_sign_count_decides_from_the_seeds_the_design_names() -> None:
-    above = schema.Above(above=0.0, of="every_seed")
+    above = Above(above=0.0, of="every_seed")
     assert evaluate(above, METRIC, _values(1.0, 0.1, 5)).status == PASS
     assert evaluate(above, METRIC, _values(1.0, 0.1, 4)).status == INCONCLUSIVE

@@ -17,16 +17,20 @@ import math
 import numpy as np
 import pytest
 
-from harness.schema import claim as s
+from harness.schema.expectations.between import Between
+from harness.schema.expectations.bounds import Above
+from harness.schema.observations.correlation import CorrelationObservation
+from harness.schema.observations.difference import DifferenceObservation
+from harness.schema.observations.metric import MetricObservation
 from harness.statistics import correlation_estimates, stats
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import FAIL, evaluate
 
 ALPHA = 0.05
 TRIALS = 1000
-METRIC = s.MetricObservation(metric="m", of="a")
-DIFF = s.DifferenceObservation(difference="m", of=("a", "b"))
-CORRELATION = s.CorrelationObservation(correlation=("x", "y"), of="a")
+METRIC = MetricObservation(metric="m", of="a")
+DIFF = DifferenceObservation(difference="m", of=("a", "b"))
+CORRELATION = CorrelationObservation(correlation=("x", "y"), of="a")
 CLIENTS = 20
 
 
@@ -46,7 +50,7 @@ def test_a_narrow_range_of_means_fails_a_true_value_on_its_edge_at_most_alpha(ob
     """A range a twentieth of a standard error wide: each side at α alone failed 9-10% of the time."""
     sd, width_se = 1.0, 0.05
     width = width_se * sd / math.sqrt(seeds)
-    expectation = s.Between(between=(0.0, width))
+    expectation = Between(between=(0.0, width))
     truth = 0.0 if edge == "low" else width
 
     def draw(rng):
@@ -68,7 +72,7 @@ def test_a_narrow_correlation_range_fails_a_true_value_on_its_edge_at_most_alpha
     se = se_one if of == "every_seed" else se_one / math.sqrt(seeds)
     low_z = math.atanh(0.5)
     high_z = low_z + 0.05 * se
-    expectation = s.Between(between=(math.tanh(low_z), math.tanh(high_z)), of=of)
+    expectation = Between(between=(math.tanh(low_z), math.tanh(high_z)), of=of)
     truth = low_z
 
     def draw(rng):
@@ -95,7 +99,7 @@ def test_every_seed_passes_as_often_as_the_docs_say(share_below: float, stated: 
     seeds fall below the bound, 0.031 where half do. The rule is run on draws with those shares."""
     from harness.loading.vocabulary import render
     assert sentence in render()
-    expectation = s.Above(above=0.0, of="every_seed")
+    expectation = Above(above=0.0, of="every_seed")
     rng = np.random.default_rng(11)
 
     def draw(rng):

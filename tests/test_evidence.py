@@ -6,7 +6,8 @@ import math
 import pytest
 from scipy import stats as scipy_stats
 
-from harness.schema import claim as s
+from harness.schema.expectations.bounds import Below
+from harness.schema.observations.metric import MetricObservation
 from harness.statistics.evidence import (
     FAIL,
     INCONCLUSIVE,
@@ -21,7 +22,7 @@ from harness.statistics.evidence import (
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import evaluate
 
-METRIC = s.MetricObservation(metric="m", of="a")
+METRIC = MetricObservation(metric="m", of="a")
 
 
 def test_one_sided_comparison_status_and_margins() -> None:
@@ -68,7 +69,7 @@ def test_holm_levels_stop_at_the_first_non_rejection() -> None:
 def test_margins_match_the_decision_of_a_mean_test() -> None:
     """The statistics a decision records reproduce its verdict, and their margin is in SE units."""
     values = (0.10, 0.12, 0.09, 0.11, 0.10)
-    decision = evaluate(s.Below(below=0.5), METRIC, Observed([Series("a", dict(enumerate(values)))]))
+    decision = evaluate(Below(below=0.5), METRIC, Observed([Series("a", dict(enumerate(values)))]))
     assert decision.status == combine(decision.evidence) == PASS
     t = scipy_stats.ttest_1samp(values, 0.5).statistic
     (evidence,) = decision.evidence

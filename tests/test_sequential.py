@@ -17,7 +17,9 @@ from harness.extensions import ALLOW_CODE_PATHS_VARIABLE
 from harness.report.sequential import render, sequential_section
 from harness.running.bundle import RecordBundle
 from harness.running.planning import PendingDependency, request_for
-from harness.schema import claim as schema
+from harness.schema.expectations.between import Between
+from harness.schema.expectations.bounds import Above
+from harness.schema.observations.metric import MetricObservation
 from harness.sequential import recorded, results, schedule
 from harness.sequential.driver import AT_LIMIT, BUDGET, DECIDED, NOT_EXTENDED, until_decided
 from harness.settings import Settings
@@ -35,7 +37,7 @@ ALPHA = 0.05
 def _first_decision(expectation, values: np.ndarray, first: int, levels) -> str:
     """Peek after every seed from `first` on, the look on n seeds at levels[n - first]; the first
     decided verdict, through the verifier."""
-    observation = schema.MetricObservation.model_validate({"metric": "value", "of": "a"})
+    observation = MetricObservation.model_validate({"metric": "value", "of": "a"})
     for n, level in zip(range(first, len(values) + 1), levels):
         at_level = expectation.model_copy(update={"alpha": level})
         status = evaluate(at_level, observation, Observed([Series("a", dict(enumerate(values[:n])))])).status
@@ -81,8 +83,8 @@ def _rates(status: np.ndarray) -> dict[str, float]:
 
 
 @pytest.mark.parametrize("expectation, bounds", [
-    (schema.Above.model_validate({"above": 0.0}), (0.0, None)),                  # a one-sided test
-    (schema.Between.model_validate({"between": [0.0, 2.0]}), (0.0, 2.0)),       # a range
+    (Above.model_validate({"above": 0.0}), (0.0, None)),                  # a one-sided test
+    (Between.model_validate({"between": [0.0, 2.0]}), (0.0, 2.0)),       # a range
 ], ids=["above", "between"])
 def test_peeking_after_every_seed_keeps_false_verdicts_at_alpha_under_the_rule(monkeypatch, expectation,
                                                                                  bounds) -> None:

@@ -25,7 +25,10 @@ from harness.report.studies import (
 )
 from harness.running.planning import plan, variants_needed
 from harness.running.store import ResultStore
-from harness.schema import claim as schema
+from harness.schema.expectations.approx import Approx
+from harness.schema.expectations.between import Between
+from harness.schema.expectations.bounds import Above, Below, NotAbove, NotBelow
+from harness.schema.expectations.order import Order
 from harness.schema.spec import Study
 from harness.settings import Settings
 from harness.statistics.trend import EXTRAPOLATED, INSIDE, Band
@@ -145,12 +148,12 @@ def test_the_table4_study_runs_only_hasfl_and_shares_standard_records() -> None:
 # --- the paper's band (the trend's reading: tests/test_trend.py) ------------------------------
 
 def test_paper_band_of_each_expectation() -> None:
-    assert paper_band(schema.Between(between=(-0.6, 0.1))) == Band(-0.6, 0.1)
-    assert paper_band(schema.Approx(approx=74.5, tolerance=5.6)) == Band(68.9, 80.1)
-    assert paper_band(schema.Below(below=0.1)) == Band(-math.inf, 0.1)
-    assert paper_band(schema.NotAbove(not_above=0.1)) == Band(-math.inf, 0.1)
-    assert paper_band(schema.NotBelow(not_below=2.0)) == Band(2.0, math.inf)
-    assert paper_band(schema.Order(order=["a", "b"])) is None
+    assert paper_band(Between(between=(-0.6, 0.1))) == Band(-0.6, 0.1)
+    assert paper_band(Approx(approx=74.5, tolerance=5.6)) == Band(68.9, 80.1)
+    assert paper_band(Below(below=0.1)) == Band(-math.inf, 0.1)
+    assert paper_band(NotAbove(not_above=0.1)) == Band(-math.inf, 0.1)
+    assert paper_band(NotBelow(not_below=2.0)) == Band(2.0, math.inf)
+    assert paper_band(Order(order=["a", "b"])) is None
 
 
 # --- a whole study -------------------------------------------------------------------------
@@ -226,13 +229,13 @@ def test_an_order_claims_study_trends_the_paired_differences_its_verdict_tests()
             "C (m)": {0: 9.0, 1: 9.0, 2: 9.0}})
 
     points = [point(100, -1.0), point(300, 0.0), point(900, 1.0)]
-    bands = add_tested_differences(points, schema.Order(order=["a", "b", "c"]), ["a", "b", "c"])
+    bands = add_tested_differences(points, Order(order=["a", "b", "c"]), ["a", "b", "c"])
     assert bands == {"A (m) − B (m), paired per seed": Band(0.0, math.inf),
                      "B (m) − C (m), paired per seed": Band(0.0, math.inf)}
     assert points[0].values["A (m) − B (m), paired per seed"] == {0: -2.0, 1: -1.5, 2: -1.0}
     rising = series_trend("A (m) − B (m), paired per seed", points, Band(0.0, math.inf), 2700, "rounds")
     assert rising.trend.slope > 0 and rising.trend.interval[0] > 0
-    assert add_tested_differences(points, schema.Above(above=0.0), ["a", "b", "c"]) == {}
+    assert add_tested_differences(points, Above(above=0.0), ["a", "b", "c"]) == {}
 
 
 def test_a_study_says_whether_a_fail_stands_as_the_axis_grows() -> None:

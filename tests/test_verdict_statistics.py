@@ -10,7 +10,18 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.power import TTestPower
 
-from harness.schema import claim as s
+from harness.schema.expectations.approx import Approx
+from harness.schema.expectations.between import Between
+from harness.schema.expectations.bounds import Above, Below, NotAbove
+from harness.schema.expectations.equals import Equals
+from harness.schema.expectations.equivalent import Equivalent
+from harness.schema.expectations.order import Order
+from harness.schema.expectations.within_spread import WithinSpread
+from harness.schema.observations.compare import CompareObservation
+from harness.schema.observations.correlation import CorrelationObservation
+from harness.schema.observations.difference import DifferenceObservation
+from harness.schema.observations.metric import MetricObservation
+from harness.schema.observations.spread import SpreadObservation
 from harness.statistics import correlation_estimates, power
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import (
@@ -25,9 +36,9 @@ from harness.verdicts.verify import (
     evaluate,
 )
 
-METRIC = s.MetricObservation(metric="m", of="a")
-DIFF = s.DifferenceObservation(difference="m", of=("a", "b"))
-CORRELATION = s.CorrelationObservation(correlation=("x", "y"), of="a")
+METRIC = MetricObservation(metric="m", of="a")
+DIFF = DifferenceObservation(difference="m", of=("a", "b"))
+CORRELATION = CorrelationObservation(correlation=("x", "y"), of="a")
 
 
 def series(*values: float, label: str = "a", deterministic: bool = False) -> Series:
@@ -44,8 +55,8 @@ def test_a_claim_over_five_variants_keeps_its_false_fail_rate() -> None:
     """approx 1.0 ± 25% over five variants whose true means sit at 0.75 (the claim holds): the
     chance of a FAIL stays at about α (it was 22% with each variant tested at α)."""
     rng = np.random.default_rng(0)
-    expectation = s.Approx(approx=1.0, relative_tolerance=0.25)
-    obs = s.MetricObservation(metric="m", of=["a", "b", "c", "d", "e"])
+    expectation = Approx(approx=1.0, relative_tolerance=0.25)
+    obs = MetricObservation(metric="m", of=["a", "b", "c", "d", "e"])
     trials, fails = 1000, 0
     for _ in range(trials):
         observed = Observed([series(*rng.normal(0.75, 0.1, size=5), label=v) for v in obs.variants])
@@ -54,7 +65,7 @@ def test_a_claim_over_five_variants_keeps_its_false_fail_rate() -> None:
 
 
 def _verdict(claim: str, values: tuple[float, ...], family: str) -> Verdict:
-    decision = evaluate(s.NotAbove(not_above=0.0), DIFF, Observed([series(*values)]))
+    decision = evaluate(NotAbove(not_above=0.0), DIFF, Observed([series(*values)]))
     verdict = Verdict(claim, "p", "standard", "e", "§", "a statement", "not above 0", decision.status, "")
     verdict.family = family
     _record_decision(verdict, decision)
@@ -84,7 +95,7 @@ def test_seeds_that_disagree_widen_the_pooled_interval() -> None:
     PASS for [−0.84, −0.72]; the random-effects interval straddles it."""
     per_seed = [correlation_estimates.Correlation(r, 0.0, math.nan, math.nan, 60)
                 for r in (-0.60, -0.90, -0.65, -0.88, -0.70)]
-    decision = evaluate(s.Between(between=(-0.84, -0.72)), CORRELATION, correlations(*per_seed))
+    decision = evaluate(Between(between=(-0.84, -0.72)), CORRELATION, correlations(*per_seed))
     assert decision.status == INCONCLUSIVE
     assert "Cochran's Q = 29.6" in decision.reason and "I² = 86%" in decision.reason
     pooled = correlation_estimates.pooled_correlation(per_seed)
@@ -102,38 +113,38 @@ def _correlation_with_z_statistic(target: float, n: int = 40) -> correlation_est
 
 def test_a_correlation_bound_is_tested_at_the_expectation_alpha() -> None:
     one = _correlation_with_z_statistic(1.8)  # between 1.645 (one-sided 0.05) and 1.96 (two-sided 0.05)
-    assert evaluate(s.Above(above=0.0, of="every_seed"), CORRELATION, correlations(one)).status == PASS
-    assert evaluate(s.Above(above=0.0, of="every_seed", alpha=0.01), CORRELATION, correlations(one)).status \
+    assert evaluate(Above(above=0.0, of="every_seed"), CORRELATION, correlations(one)).status == PASS
+    assert evaluate(Above(above=0.0, of="every_seed", alpha=0.01), CORRELATION, correlations(one)).status \
         == INCONCLUSIVE
 
 
 # --- 4. infinite values ----------------------------------------------------------------------------
 
 def test_an_order_with_infinite_differences_is_decided_by_the_signs() -> None:
-    obs = s.CompareObservation(compare="m", of=["slow", "fast"])
+    obs = CompareObservation(compare="m", of=["slow", "fast"])
     five = Observed([series(math.inf, math.inf, 40.0, math.inf, math.inf, label="slow"),
                      series(12.0, 12.0, 12.0, 12.0, 12.0, label="fast")])
-    assert evaluate(s.Order(order=["slow", "fast"]), obs, five).status == PASS  # 5 of 5 above: p = 1/32
+    assert evaluate(Order(order=["slow", "fast"]), obs, five).status == PASS  # 5 of 5 above: p = 1/32
     three = Observed([series(math.inf, math.inf, 40.0, label="slow"), series(12.0, 12.0, 12.0, label="fast")])
-    decision = evaluate(s.Order(order=["slow", "fast"]), obs, three)
+    decision = evaluate(Order(order=["slow", "fast"]), obs, three)
     assert decision.status == INCONCLUSIVE and "sign test" in decision.reason
     assert decision.power.needed == 5  # more seeds can decide it
-    reversed_ = evaluate(s.Order(order=["fast", "slow"]), obs, five)
+    reversed_ = evaluate(Order(order=["fast", "slow"]), obs, five)
     assert reversed_.status == FAIL
 
 
 def test_an_infinite_difference_is_not_equivalent() -> None:
-    decision = evaluate(s.Equivalent(equivalent_within=1.0), DIFF, Observed([series(0.1, math.inf, 0.2)]))
+    decision = evaluate(Equivalent(equivalent_within=1.0), DIFF, Observed([series(0.1, math.inf, 0.2)]))
     assert decision.status == FAIL and "infinite" in decision.reason
 
 
 def test_one_infinite_seed_of_a_stochastic_metric_decides_no_mean() -> None:
-    assert evaluate(s.Above(above=1.0), METRIC, Observed([series(math.inf)])).status == INCONCLUSIVE
+    assert evaluate(Above(above=1.0), METRIC, Observed([series(math.inf)])).status == INCONCLUSIVE
 
 
 # --- 5. within_spread_of is a test ---------------------------------------------------------------
 
-WITHIN = s.WithinSpread(within_spread_of="b")
+WITHIN = WithinSpread(within_spread_of="b")
 
 
 def test_no_difference_against_a_reference_without_spread_passes() -> None:
@@ -159,15 +170,15 @@ def test_a_noisier_reference_does_not_make_a_pass_easier() -> None:
 # --- 6. power that matches the deciding test ---------------------------------------------------
 
 def test_a_not_above_pass_states_what_it_could_detect_not_seeds_to_decide() -> None:
-    decision = evaluate(s.NotAbove(not_above=0.0), DIFF, Observed([series(0.6, -1.4, 2.0)]))
+    decision = evaluate(NotAbove(not_above=0.0), DIFF, Observed([series(0.6, -1.4, 2.0)]))
     assert decision.status == PASS and decision.power.needed is None and decision.power.detectable > 0
 
 
 def test_a_reversal_is_powered_at_its_own_level() -> None:
-    obs = s.CompareObservation(compare="m", of=["a", "b", "c"])
+    obs = CompareObservation(compare="m", of=["a", "b", "c"])
     observed = Observed([series(1.0, 1.6, 0.9, 1.4, label="a"), series(1.2, 1.5, 1.3, 1.5, label="b"),
                          series(0.0, 0.1, 0.0, 0.05, label="c")])
-    decision = evaluate(s.Order(order=["a", "b", "c"]), obs, observed)
+    decision = evaluate(Order(order=["a", "b", "c"]), obs, observed)
     assert decision.status == INCONCLUSIVE
     differences = np.array([1.0, 1.6, 0.9, 1.4]) - np.array([1.2, 1.5, 1.3, 1.5])
     effect = abs(differences.mean()) / differences.std(ddof=1)
@@ -178,7 +189,7 @@ def test_a_reversal_is_powered_at_its_own_level() -> None:
 
 def test_a_range_is_powered_as_two_one_sided_tests() -> None:
     """At the printed number of seeds a simulated range test passes with probability ≥ 80%."""
-    decision = evaluate(s.Between(between=(0.4, 0.6)), METRIC, Observed([series(0.42, 0.50, 0.58)]))
+    decision = evaluate(Between(between=(0.4, 0.6)), METRIC, Observed([series(0.42, 0.50, 0.58)]))
     assert decision.status == INCONCLUSIVE
     n = decision.power.needed
     rng = np.random.default_rng(1)
@@ -193,10 +204,10 @@ def test_a_range_is_powered_as_two_one_sided_tests() -> None:
 
 def test_declared_deterministic_values_that_disagree_are_an_error() -> None:
     observed = Observed([Series("a (m)", {0: 0.2, 1: 0.8}, deterministic=True)])
-    decision = evaluate(s.Below(below=0.6), METRIC, observed)
+    decision = evaluate(Below(below=0.6), METRIC, observed)
     assert decision.status == ERROR and "a (m)" in decision.reason and "disagree" in decision.reason
     agreeing = Observed([Series("a (m)", {0: 1000.0, 1: 1000.3}, deterministic=True, agreement=1e-3)])
-    assert evaluate(s.Below(below=2000.0), METRIC, agreeing).status == PASS
+    assert evaluate(Below(below=2000.0), METRIC, agreeing).status == PASS
 
 
 # --- 8. Spearman intervals -------------------------------------------------------------------------
@@ -214,16 +225,16 @@ def test_spearman_interval_uses_the_bonett_wright_variance() -> None:
 
 # --- a ratio of seed spreads -----------------------------------------------------------------
 
-SPREAD = s.SpreadObservation(spread="m", of=("off", "on"))
+SPREAD = SpreadObservation(spread="m", of=("off", "on"))
 
 
 def test_a_ratio_of_seed_spreads_is_tested_on_its_log() -> None:
     wide = series(*[10.0 * (i % 2) - 5.0 + 0.1 * i for i in range(40)], label="off")
     narrow = series(*[1.0 * (i % 2) - 0.5 + 0.01 * i for i in range(40)], label="on")
-    decision = evaluate(s.Above(above=1.0), SPREAD, Observed([wide, narrow], spread_ratio=True))
+    decision = evaluate(Above(above=1.0), SPREAD, Observed([wide, narrow], spread_ratio=True))
     assert decision.status == PASS and "sd(off) / sd(on)" in decision.reason
     few = Observed([series(1.0, 5.0, 3.0, label="off"), series(2.0, 4.0, 3.5, label="on")], spread_ratio=True)
-    undecided = evaluate(s.Between(between=(1.5, 2.5)), SPREAD, few)
+    undecided = evaluate(Between(between=(1.5, 2.5)), SPREAD, few)
     assert undecided.status == INCONCLUSIVE
     se = math.sqrt(1 / 4 + 1 / 4)
     ratio = np.std([1.0, 5.0, 3.0], ddof=1) / np.std([2.0, 4.0, 3.5], ddof=1)
@@ -233,38 +244,38 @@ def test_a_ratio_of_seed_spreads_is_tested_on_its_log() -> None:
 
 # --- 9. a comparison of variants that measures nothing ---------------------------------------------
 
-COMPARE_TWO = s.CompareObservation(compare="m", of=["a", "b"])
+COMPARE_TWO = CompareObservation(compare="m", of=["a", "b"])
 
 
 def test_a_metric_constant_across_the_compared_variants_is_not_measurable() -> None:
     """hasfl.table6.shakespeare.only-hasfl-degrades at smoke: drops of 0 against 0 on every seed were a FAIL."""
     flat = Observed([series(0.0, 0.0, 0.0, label="a"), series(0.0, 0.0, 0.0, label="b")])
-    decision = evaluate(s.Order(order=["a", "b"]), COMPARE_TWO, flat)
+    decision = evaluate(Order(order=["a", "b"]), COMPARE_TWO, flat)
     assert decision.status == SKIPPED
     assert decision.reason.startswith("not measurable at this scale: ")
     assert "0 on every one of 3 seeds" in decision.reason
-    agreeing = evaluate(s.Above(above=0.0), DIFF, Observed([series(0.0, 0.0, 0.0)]))
+    agreeing = evaluate(Above(above=0.0), DIFF, Observed([series(0.0, 0.0, 0.0)]))
     assert agreeing.status == SKIPPED and "variants agree exactly" in agreeing.reason
-    both = evaluate(s.Above(above=0.5), s.MetricObservation(metric="m", of=["a", "b"]), flat)
+    both = evaluate(Above(above=0.5), MetricObservation(metric="m", of=["a", "b"]), flat)
     assert both.status == SKIPPED
 
 
 def test_a_constant_that_is_the_claim_or_is_fixed_by_the_config_is_still_a_verdict() -> None:
     zeros = Observed([series(0.0, 0.0, 0.0)])
-    assert evaluate(s.Equals(equals=0.0, of="every_seed"), DIFF, zeros).status == PASS  # 'equals 0' holds
-    assert evaluate(s.NotAbove(not_above=0.0), DIFF, zeros).status == PASS  # so does 'not above'
+    assert evaluate(Equals(equals=0.0, of="every_seed"), DIFF, zeros).status == PASS  # 'equals 0' holds
+    assert evaluate(NotAbove(not_above=0.0), DIFF, zeros).status == PASS  # so does 'not above'
     fixed = Observed([series(0.0, 0.0, label="a", deterministic=True), series(0.0, 0.0, label="b", deterministic=True)])
-    assert evaluate(s.Order(order=["a", "b"]), COMPARE_TWO, fixed).status == FAIL
-    assert evaluate(s.Below(below=1.0), METRIC, Observed([series(0.0, 0.0, 0.0)])).status == PASS  # no comparison
+    assert evaluate(Order(order=["a", "b"]), COMPARE_TWO, fixed).status == FAIL
+    assert evaluate(Below(below=1.0), METRIC, Observed([series(0.0, 0.0, 0.0)])).status == PASS  # no comparison
     varying = Observed([series(0.0, 0.0, 0.0, label="a"), series(0.0, 0.1, 0.0, label="b")])
-    assert evaluate(s.Order(order=["a", "b"]), COMPARE_TWO, varying).status != SKIPPED
+    assert evaluate(Order(order=["a", "b"]), COMPARE_TWO, varying).status != SKIPPED
 
 
 # --- 10. 'on every seed' of a metric that varies with the seed is a sign count ----------------------
 
 def test_every_seed_on_the_claimed_side_is_a_sign_test() -> None:
     """'Guarantee off loses on every seed' on 4 of 4 seeds was a PASS; a sign test gives p = 0.0625."""
-    every = s.Above(above=0.0, of="every_seed")
+    every = Above(above=0.0, of="every_seed")
     four = evaluate(every, DIFF, Observed([series(2.0, 11.0, 7.5, 23.0)]))
     assert four.status == INCONCLUSIVE and "p = 0.5^4 = 0.0625" in four.reason
     assert four.power.needed == 5 and four.power.unit == "seeds"
@@ -276,14 +287,14 @@ def test_every_seed_on_the_claimed_side_is_a_sign_test() -> None:
 
 
 def test_every_seed_of_a_range_is_two_sign_counts_and_an_exact_value_is_read_directly() -> None:
-    inside = s.Between(between=(0.0, 1.0), of="every_seed")
+    inside = Between(between=(0.0, 1.0), of="every_seed")
     assert evaluate(inside, METRIC, Observed([series(0.2, 0.5, 0.7)])).status == INCONCLUSIVE
     assert evaluate(inside, METRIC, Observed([series(0.2, 0.5, 0.7, 0.4, 0.9)])).status == PASS
-    assert evaluate(s.Equals(equals=0.0, of="every_seed"), METRIC, Observed([series(0.0)])).status == PASS
+    assert evaluate(Equals(equals=0.0, of="every_seed"), METRIC, Observed([series(0.0)])).status == PASS
 
 
 def test_an_order_on_every_seed_is_a_sign_count_per_pair() -> None:
-    expectation = s.Order(order=["a", "b"], of="every_seed")
+    expectation = Order(order=["a", "b"], of="every_seed")
     three = Observed([series(2.0, 3.0, 2.5, label="a"), series(1.0, 1.5, 2.0, label="b")])
     decision = evaluate(expectation, COMPARE_TWO, three)
     assert decision.status == INCONCLUSIVE and decision.power.needed == 5
@@ -292,7 +303,7 @@ def test_an_order_on_every_seed_is_a_sign_count_per_pair() -> None:
 
 
 def test_not_above_on_every_seed_fails_only_when_the_seeds_beyond_are_significant() -> None:
-    expectation = s.NotAbove(not_above=0.0, of="every_seed")
+    expectation = NotAbove(not_above=0.0, of="every_seed")
     one_above = evaluate(expectation, DIFF, Observed([series(-1.0, 0.3, -0.5, -0.2, -0.8)]))
     assert one_above.status == PASS and one_above.power.needed is None
     assert evaluate(expectation, DIFF, Observed([series(1.0, 0.3, 0.5, 0.2, 0.8)])).status == FAIL
@@ -306,7 +317,7 @@ def _correlation_against(p_above: float, n: int = 40) -> correlation_estimates.C
 
 
 def test_one_seed_missing_at_p_004_of_five_is_not_a_fail() -> None:
-    below = s.Below(below=0.0, of="every_seed")
+    below = Below(below=0.0, of="every_seed")
     clear = [_correlation_against(0.99999) for _ in range(4)]  # each far below 0
     decision = evaluate(below, CORRELATION, correlations(*clear, _correlation_against(0.04)))
     assert decision.status == INCONCLUSIVE and "Holm's step-down over the 5 seeds" in decision.reason
@@ -318,7 +329,7 @@ def test_every_seed_correlations_keep_their_false_fail_rate() -> None:
     """r at the bound on every one of 5 seeds: with each seed's miss tested at α, a FAIL came 1 − 0.95⁵ = 23%
     of the time; Holm across the seeds keeps it at about α."""
     rng = np.random.default_rng(5)
-    below = s.Below(below=0.0, of="every_seed")
+    below = Below(below=0.0, of="every_seed")
     trials, fails = 300, 0
     for _ in range(trials):
         per_seed = [_correlation_with_z_statistic(z) for z in rng.normal(0.0, 1.0, size=5)]
@@ -329,7 +340,7 @@ def test_every_seed_correlations_keep_their_false_fail_rate() -> None:
 # --- 12. every INCONCLUSIVE says what would decide it ----------------------------------------------
 
 def _above_verdict(claim: str, values: tuple[float, ...]) -> Verdict:
-    decision = evaluate(s.Above(above=0.0), DIFF, Observed([series(*values)]))
+    decision = evaluate(Above(above=0.0), DIFF, Observed([series(*values)]))
     verdict = Verdict(claim, "p", "standard", "e", "§", "a statement", "above 0", decision.status, "")
     verdict.family = "f"
     _record_decision(verdict, decision)
@@ -369,10 +380,10 @@ def test_a_family_member_the_step_down_does_not_reach_has_finite_margins() -> No
 
 
 def test_inconclusives_without_a_test_say_what_would_decide_them() -> None:
-    nan = evaluate(s.Above(above=0.0), METRIC, Observed([series(1.0, math.nan, 2.0)]))
+    nan = evaluate(Above(above=0.0), METRIC, Observed([series(1.0, math.nan, 2.0)]))
     assert nan.status == INCONCLUSIVE and nan.power is not None and "not a number" in nan.power.note
     undefined = correlation_estimates.Correlation(math.nan, math.nan, math.nan, math.nan, 3, undefined="3 clients")
-    decision = evaluate(s.Below(below=0.0), CORRELATION, correlations(undefined))
+    decision = evaluate(Below(below=0.0), CORRELATION, correlations(undefined))
     assert decision.status == INCONCLUSIVE and decision.power is not None and decision.power.needed is None
-    both_infinite = evaluate(s.Above(above=0.0), METRIC, Observed([series(math.inf, -math.inf)]))
+    both_infinite = evaluate(Above(above=0.0), METRIC, Observed([series(math.inf, -math.inf)]))
     assert both_infinite.status == INCONCLUSIVE and both_infinite.power is not None

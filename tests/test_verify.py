@@ -8,15 +8,25 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.power import TTestPower
 
-from harness.schema import claim as s
+from harness.schema.expectations.approx import Approx
+from harness.schema.expectations.between import Between
+from harness.schema.expectations.bounds import Above, Below, NotAbove, NotBelow
+from harness.schema.expectations.equals import Equals
+from harness.schema.expectations.equivalent import Equivalent
+from harness.schema.expectations.order import Order
+from harness.schema.expectations.within_spread import WithinSpread
+from harness.schema.observations.compare import CompareObservation
+from harness.schema.observations.correlation import CorrelationObservation
+from harness.schema.observations.difference import DifferenceObservation
+from harness.schema.observations.metric import MetricObservation
 from harness.statistics import correlation_estimates, stats
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import FAIL, INCONCLUSIVE, PASS, evaluate
 
-METRIC = s.MetricObservation(metric="m", of="a")
-TWO = s.MetricObservation(metric="m", of=["a", "b"])
-DIFF = s.DifferenceObservation(difference="m", of=("a", "b"))
-COMPARE = s.CompareObservation(compare="m", of=["a", "b", "c"])
+METRIC = MetricObservation(metric="m", of="a")
+TWO = MetricObservation(metric="m", of=["a", "b"])
+DIFF = DifferenceObservation(difference="m", of=("a", "b"))
+COMPARE = CompareObservation(compare="m", of=["a", "b", "c"])
 
 
 def series(*values: float, label: str = "a", deterministic: bool = False) -> Series:
@@ -43,10 +53,10 @@ TIGHT = (0.49, 0.51, 0.50, 0.505, 0.495)
 
 
 @pytest.mark.parametrize("expectation", [
-    s.Between(between=(0.4, 0.6)),
-    s.Approx(approx=0.5, tolerance=0.1),
-    s.Approx(approx=0.5, relative_tolerance=0.2),
-    s.Equals(equals=0.5, tolerance=0.1),
+    Between(between=(0.4, 0.6)),
+    Approx(approx=0.5, tolerance=0.1),
+    Approx(approx=0.5, relative_tolerance=0.2),
+    Equals(equals=0.5, tolerance=0.1),
 ], ids=["between", "approx-abs", "approx-rel", "equals-tol"])
 def test_value_tests_of_mean_and_every_seed(expectation) -> None:
     assert status(expectation, one(*TIGHT)) == PASS
@@ -65,16 +75,16 @@ def test_value_tests_of_mean_and_every_seed(expectation) -> None:
 
 def test_between_is_inclusive_and_approx_edges() -> None:
     # Five seeds: two seeds on the bounds decided nothing once 'every seed' became a sign count (p = 0.25).
-    assert status(s.Between(between=(0.25, 0.75), of="every_seed"), one(*SPLIT, 0.5, *SPLIT)) == PASS
-    assert status(s.Approx(approx=2.0, relative_tolerance=0.1), exact(2.19)) == PASS
-    assert status(s.Approx(approx=2.0, relative_tolerance=0.1), exact(2.21)) == FAIL
-    assert status(s.Equals(equals=0.25), exact(0.25 + 1e-15)) == FAIL
-    assert status(s.Equals(equals=0.25), one(0.25, 0.25, 0.25)) == PASS  # seeds that all agree
+    assert status(Between(between=(0.25, 0.75), of="every_seed"), one(*SPLIT, 0.5, *SPLIT)) == PASS
+    assert status(Approx(approx=2.0, relative_tolerance=0.1), exact(2.19)) == PASS
+    assert status(Approx(approx=2.0, relative_tolerance=0.1), exact(2.21)) == FAIL
+    assert status(Equals(equals=0.25), exact(0.25 + 1e-15)) == FAIL
+    assert status(Equals(equals=0.25), one(0.25, 0.25, 0.25)) == PASS  # seeds that all agree
 
 
 def test_one_seed_of_a_stochastic_metric_decides_no_mean() -> None:
-    for expectation in (s.Between(between=(0.4, 0.6)), s.Below(below=0.0), s.Above(above=0.0),
-                        s.NotAbove(not_above=0.0), s.NotBelow(not_below=0.0)):
+    for expectation in (Between(between=(0.4, 0.6)), Below(below=0.0), Above(above=0.0),
+                        NotAbove(not_above=0.0), NotBelow(not_below=0.0)):
         decision = evaluate(expectation, METRIC, one(-1e-9 if "below" in expectation.describe() else 1e-9))
         assert decision.status == INCONCLUSIVE, expectation.describe()
         assert "one seed" in decision.reason and decision.power.needed is None
@@ -83,17 +93,17 @@ def test_one_seed_of_a_stochastic_metric_decides_no_mean() -> None:
 
 def test_small_samples_are_treated_consistently() -> None:
     # One seed barely below, two seeds well below: neither is significant, so neither passes.
-    assert status(s.Below(below=0.0), one(-1e-9)) == INCONCLUSIVE
-    assert status(s.Below(below=0.0), one(-1.0, -3.0)) == INCONCLUSIVE
-    assert status(s.Below(below=0.0), exact(-1e-9)) == PASS
+    assert status(Below(below=0.0), one(-1e-9)) == INCONCLUSIVE
+    assert status(Below(below=0.0), one(-1.0, -3.0)) == INCONCLUSIVE
+    assert status(Below(below=0.0), exact(-1e-9)) == PASS
     # A value a hair above the bound is not 'significantly above'.
-    assert status(s.NotAbove(not_above=0.0), one(1e-9)) == INCONCLUSIVE
-    assert status(s.NotAbove(not_above=0.0), exact(1e-9)) == FAIL
+    assert status(NotAbove(not_above=0.0), one(1e-9)) == INCONCLUSIVE
+    assert status(NotAbove(not_above=0.0), exact(1e-9)) == FAIL
 
 
 def test_several_series_take_the_worst_status() -> None:
     observed = Observed([series(*TIGHT, label="a"), series(0.9, 0.91, 0.92, label="b")])
-    decision = evaluate(s.Between(between=(0.4, 0.6)), TWO, observed)
+    decision = evaluate(Between(between=(0.4, 0.6)), TWO, observed)
     assert decision.status == FAIL
     assert "a: mean 0.5" in decision.reason and "lies inside" in decision.reason and "lies outside" in decision.reason
 
@@ -111,9 +121,9 @@ STRADDLE = (0.30, 0.70, 0.45, 0.60, 0.50)
     (STRADDLE, INCONCLUSIVE, INCONCLUSIVE),
 ], ids=["clearly-low", "clearly-high", "straddling"])
 def test_below_and_above(values, below, above) -> None:
-    decision = evaluate(s.Below(below=0.5), METRIC, one(*values))
+    decision = evaluate(Below(below=0.5), METRIC, one(*values))
     assert decision.status == below and "one-sided p" in decision.reason
-    assert status(s.Above(above=0.5), one(*values)) == above
+    assert status(Above(above=0.5), one(*values)) == above
     assert (decision.power is not None) == (below == INCONCLUSIVE)
 
 
@@ -125,22 +135,22 @@ def test_one_sided_p_values_and_alpha() -> None:
     marginal = [0.40, 0.55, 0.42, 0.47, 0.44]
     p_marginal = scipy_stats.ttest_1samp(marginal, 0.5, alternative="less").pvalue
     assert 0.01 < p_marginal < 0.2
-    assert status(s.Below(below=0.5, alpha=0.25), one(*marginal)) == PASS
-    assert status(s.Below(below=0.5, alpha=0.01), one(*marginal)) == INCONCLUSIVE
+    assert status(Below(below=0.5, alpha=0.25), one(*marginal)) == PASS
+    assert status(Below(below=0.5, alpha=0.01), one(*marginal)) == INCONCLUSIVE
 
 
 def test_below_without_spread_compares_directly() -> None:
-    assert status(s.Below(below=0.5), one(0.3, 0.3, 0.3)) == PASS
-    assert status(s.Below(below=0.5), exact(0.5)) == FAIL
-    assert status(s.Above(above=0.5), exact(0.7)) == PASS
-    assert status(s.Below(below=0.5, of="every_seed"), one(0.1, 0.2, 0.6)) == FAIL
-    assert status(s.Below(below=0.5, of="every_seed"), one(0.1, 0.2, 0.4, 0.3, 0.25)) == PASS  # sign test p = 1/32
+    assert status(Below(below=0.5), one(0.3, 0.3, 0.3)) == PASS
+    assert status(Below(below=0.5), exact(0.5)) == FAIL
+    assert status(Above(above=0.5), exact(0.7)) == PASS
+    assert status(Below(below=0.5, of="every_seed"), one(0.1, 0.2, 0.6)) == FAIL
+    assert status(Below(below=0.5, of="every_seed"), one(0.1, 0.2, 0.4, 0.3, 0.25)) == PASS  # sign test p = 1/32
 
 
 # --- power figures ------------------------------------------------------------------------------
 
 def test_inconclusive_reports_detectable_effect_and_seeds_needed() -> None:
-    decision = evaluate(s.Above(above=0.0), DIFF, one(1.6, -2.0, 5.2))
+    decision = evaluate(Above(above=0.0), DIFF, one(1.6, -2.0, 5.2))
     assert decision.status == INCONCLUSIVE
     power = decision.power
     solver = TTestPower()
@@ -153,7 +163,7 @@ def test_inconclusive_reports_detectable_effect_and_seeds_needed() -> None:
 
 
 def test_not_better_pass_reports_what_it_could_have_detected() -> None:
-    decision = evaluate(s.NotAbove(not_above=0.0), DIFF, one(0.6, -1.4, 2.0))
+    decision = evaluate(NotAbove(not_above=0.0), DIFF, one(0.6, -1.4, 2.0))
     assert decision.status == PASS and decision.power is not None and decision.power.detectable > 0
     assert "detects" in decision.power.text()
 
@@ -168,9 +178,9 @@ def _three(a, b, c, deterministic: bool = False) -> Observed:
 
 def test_order_pass_fail_and_undecided_by_paired_tests() -> None:
     observed = _three((2.0, 2.2, 2.1, 2.05), (1.0, 1.1, 1.05, 0.98), (3.0, 3.1, 3.05, 3.2))
-    decision = evaluate(s.Order(order=["c", "a", "b"]), COMPARE, observed)
+    decision = evaluate(Order(order=["c", "a", "b"]), COMPARE, observed)
     assert decision.status == PASS and decision.reason.count("one-sided p") == 2
-    decision = evaluate(s.Order(order=["a", "c", "b"]), COMPARE, observed)
+    decision = evaluate(Order(order=["a", "c", "b"]), COMPARE, observed)
     assert decision.status == FAIL and "reversed p" in decision.reason
 
 
@@ -178,24 +188,24 @@ def test_order_of_means_without_a_significant_difference_is_inconclusive() -> No
     # fedrolex.participation.20pct: 19.27 vs 18.77 with seed standard deviations of about 3.3.
     fedrolex, dropout = (19.3, 15.9, 22.6), (18.2, 22.0, 16.1)
     observed = Observed([series(*fedrolex, label="a"), series(*dropout, label="b")])
-    obs = s.CompareObservation(compare="m", of=["a", "b"])
+    obs = CompareObservation(compare="m", of=["a", "b"])
     for order in (["a", "b"], ["b", "a"]):
-        decision = evaluate(s.Order(order=order), obs, observed)
+        decision = evaluate(Order(order=order), obs, observed)
         assert decision.status == INCONCLUSIVE, order
         assert "mean" in decision.reason and "p =" in decision.reason and decision.power is not None
 
 
 def test_order_of_one_seed_decides_only_deterministic_metrics() -> None:
-    obs = s.CompareObservation(compare="m", of=["a", "b"])
-    assert status(s.Order(order=["a", "b"]), Observed([series(2.0, label="a"), series(1.0, label="b")]), obs) \
+    obs = CompareObservation(compare="m", of=["a", "b"])
+    assert status(Order(order=["a", "b"]), Observed([series(2.0, label="a"), series(1.0, label="b")]), obs) \
         == INCONCLUSIVE
-    assert status(s.Order(order=["a", "b"]), Observed([series(2.0, label="a", deterministic=True),
+    assert status(Order(order=["a", "b"]), Observed([series(2.0, label="a", deterministic=True),
                                                        series(1.0, label="b", deterministic=True)]), obs) == PASS
 
 
 def test_order_every_seed_names_the_seed() -> None:
     observed = _three((2.0, 5.0), (1.0, 1.0), (3.0, 3.0))
-    result = evaluate(s.Order(order=["a", "c", "b"], of="every_seed"), COMPARE, observed)
+    result = evaluate(Order(order=["a", "c", "b"], of="every_seed"), COMPARE, observed)
     assert result.status == FAIL and "seeds [0]" in result.reason
 
 
@@ -208,14 +218,14 @@ def test_order_every_seed_names_the_seed() -> None:
     ((0.02,), INCONCLUSIVE),
 ], ids=["tight", "far", "wide", "one-seed"])
 def test_equivalence(values, expected) -> None:
-    decision = evaluate(s.Equivalent(equivalent_within=0.1), DIFF, Observed([series(*values)]))
+    decision = evaluate(Equivalent(equivalent_within=0.1), DIFF, Observed([series(*values)]))
     assert decision.status == expected
     assert (decision.power is not None) == (expected != FAIL)
 
 
 def test_within_spread() -> None:
     spread = series(1.0, 1.5, 0.5, label="b")  # std 0.5
-    expectation = s.WithinSpread(within_spread_of="b")
+    expectation = WithinSpread(within_spread_of="b")
     decision = evaluate(expectation, DIFF, Observed([series(0.01, -0.02, 0.015)], spread))
     assert decision.status == PASS and "lies within ±0.2" in decision.reason and "seed std of b 0.5" in decision.reason
     assert decision.power is not None and decision.power.detectable is not None and decision.power.needed is None
@@ -226,9 +236,9 @@ def test_within_spread() -> None:
 # --- non-finite values -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("expectation", [
-    s.Between(between=(0.0, 1.0)), s.Between(between=(0.0, 1.0), of="every_seed"),
-    s.Approx(approx=0.5, tolerance=1.0), s.Equals(equals=0.5, tolerance=1.0),
-    s.Below(below=1.0), s.Above(above=0.0), s.Below(below=1.0, of="every_seed"),
+    Between(between=(0.0, 1.0)), Between(between=(0.0, 1.0), of="every_seed"),
+    Approx(approx=0.5, tolerance=1.0), Equals(equals=0.5, tolerance=1.0),
+    Below(below=1.0), Above(above=0.0), Below(below=1.0, of="every_seed"),
 ], ids=lambda e: e.describe())
 def test_nan_is_inconclusive(expectation) -> None:
     decision = evaluate(expectation, METRIC, one(0.5, math.nan, 0.5))
@@ -236,28 +246,28 @@ def test_nan_is_inconclusive(expectation) -> None:
 
 
 def test_nan_in_a_difference_is_inconclusive_for_equivalence() -> None:
-    assert status(s.Equivalent(equivalent_within=1.0), one(math.nan, 0.0, 0.1), DIFF) == INCONCLUSIVE
+    assert status(Equivalent(equivalent_within=1.0), one(math.nan, 0.0, 0.1), DIFF) == INCONCLUSIVE
 
 
 def test_nan_in_order_is_inconclusive() -> None:
     observed = _three((math.nan, 2.0), (1.0, 1.0), (0.0, 0.0))
-    assert status(s.Order(order=["a", "b", "c"]), observed, COMPARE) == INCONCLUSIVE
+    assert status(Order(order=["a", "b", "c"]), observed, COMPARE) == INCONCLUSIVE
 
 
 def test_nan_in_within_spread_is_inconclusive() -> None:
     observed = Observed([series(math.nan, 0.0)], series(1.0, 3.0, label="b"))
-    assert status(s.WithinSpread(within_spread_of="b"), observed, DIFF) == INCONCLUSIVE
+    assert status(WithinSpread(within_spread_of="b"), observed, DIFF) == INCONCLUSIVE
 
 
-@pytest.mark.parametrize("expectation", [s.Between(between=(0.0, 10.0)), s.Below(below=10.0)],
+@pytest.mark.parametrize("expectation", [Between(between=(0.0, 10.0)), Below(below=10.0)],
                          ids=["between", "below"])
 def test_infinite_value_on_a_later_seed_is_not_ignored(expectation) -> None:
     assert status(expectation, one(5.0, math.inf)) != PASS
 
 
 def test_all_infinite_fails_a_finite_range() -> None:
-    assert status(s.Between(between=(0.0, 10.0)), one(math.inf, math.inf)) == FAIL
-    assert status(s.Above(above=1.5), exact(math.inf)) == PASS
+    assert status(Between(between=(0.0, 10.0)), one(math.inf, math.inf)) == FAIL
+    assert status(Above(above=1.5), exact(math.inf)) == PASS
 
 
 # --- correlation statistics ------------------------------------------------------------------
@@ -314,11 +324,11 @@ def test_partial_correlation_of_an_exact_linear_function_is_undefined() -> None:
     assert math.isnan(partial.r)
     assert "final_allocation is a linear function of p_max" in partial.undefined
     observed = Observed([Series("r", {0: partial.r}, correlations={0: partial})])
-    decision = evaluate(s.Below(below=0.1, of="every_seed"), CORRELATION, observed)
+    decision = evaluate(Below(below=0.1, of="every_seed"), CORRELATION, observed)
     assert decision.status == INCONCLUSIVE and "undefined" in decision.reason
 
 
-CORRELATION = s.CorrelationObservation(correlation=("h_tilde", "tv"), given="p_max", of="a")
+CORRELATION = CorrelationObservation(correlation=("h_tilde", "tv"), given="p_max", of="a")
 
 
 def _correlated(r_target: float, n: int, seed: int) -> correlation_estimates.Correlation:
@@ -337,13 +347,13 @@ def test_correlation_every_seed_is_decided_by_its_interval() -> None:
     # r = 0.35 over 20 clients: interval about [-0.12, 0.69], so 'below 0.10' cannot be decided.
     wide = next(c for c in (_correlated(0.35, 20, seed) for seed in range(200)) if abs(c.r - 0.35) < 0.02)
     assert wide.low < 0.10 < wide.high
-    decision = evaluate(s.Below(below=0.10, of="every_seed"), CORRELATION, _correlation_observed(wide))
+    decision = evaluate(Below(below=0.10, of="every_seed"), CORRELATION, _correlation_observed(wide))
     assert decision.status == INCONCLUSIVE
     assert decision.power.unit == "clients per run" and decision.power.needed > 20
     assert "n = 20 clients" in _correlation_observed(wide).text()
     strong = _correlated(-0.9, 60, 1)
-    assert status(s.Below(below=0.10, of="every_seed"), _correlation_observed(strong), CORRELATION) == PASS
-    assert status(s.Above(above=0.10, of="every_seed"), _correlation_observed(strong), CORRELATION) == FAIL
+    assert status(Below(below=0.10, of="every_seed"), _correlation_observed(strong), CORRELATION) == PASS
+    assert status(Above(above=0.10, of="every_seed"), _correlation_observed(strong), CORRELATION) == FAIL
 
 
 def test_correlation_mean_pools_fisher_z_over_seeds() -> None:
@@ -360,9 +370,9 @@ def test_correlation_mean_pools_fisher_z_over_seeds() -> None:
     assert pooled.r == pytest.approx(math.tanh(z)) and pooled.q == pytest.approx(q)
     half = scipy_stats.t.isf(0.025, 5) * math.sqrt(max(spread, 1.0) / (6 * weights))
     assert math.atanh(pooled.high) - z == pytest.approx(half, rel=1e-9)
-    decision = evaluate(s.Below(below=0.0), s.CorrelationObservation(correlation=("a", "b"), of="a"), observed)
+    decision = evaluate(Below(below=0.0), CorrelationObservation(correlation=("a", "b"), of="a"), observed)
     assert decision.status == PASS and "pooled r" in decision.reason
-    undecided = evaluate(s.Between(between=(-0.84, -0.72)), s.CorrelationObservation(correlation=("a", "b"), of="a"),
+    undecided = evaluate(Between(between=(-0.84, -0.72)), CorrelationObservation(correlation=("a", "b"), of="a"),
                          observed)
     assert undecided.status in (FAIL, INCONCLUSIVE)
     if undecided.status == INCONCLUSIVE:
@@ -370,8 +380,8 @@ def test_correlation_mean_pools_fisher_z_over_seeds() -> None:
 
 
 def test_not_above_fails_only_when_significantly_above() -> None:
-    assert status(s.NotAbove(not_above=0.0), one(-0.9, -2.7, 0.3)) == PASS      # worse, or no better
-    assert status(s.NotAbove(not_above=0.0), one(0.5, -0.4, 0.2)) == PASS       # not significant
-    assert status(s.NotAbove(not_above=0.0), one(5.0, 5.2, 4.9)) == FAIL        # clearly better
-    assert status(s.NotBelow(not_below=0.0), one(-5.0, -5.2, -4.9)) == FAIL
-    assert status(s.NotAbove(not_above=1.0), exact(1.0)) == PASS                # deterministic: compared directly
+    assert status(NotAbove(not_above=0.0), one(-0.9, -2.7, 0.3)) == PASS      # worse, or no better
+    assert status(NotAbove(not_above=0.0), one(0.5, -0.4, 0.2)) == PASS       # not significant
+    assert status(NotAbove(not_above=0.0), one(5.0, 5.2, 4.9)) == FAIL        # clearly better
+    assert status(NotBelow(not_below=0.0), one(-5.0, -5.2, -4.9)) == FAIL
+    assert status(NotAbove(not_above=1.0), exact(1.0)) == PASS                # deterministic: compared directly

@@ -24,11 +24,16 @@ from harness.loading.configs import deep_merge, resolved_config, settings_at  # 
 from harness.loading.design import design_problems
 from harness.loading.studies import PAPER_PROFILE, LoadedStudy, generated_profiles, load_studies
 from harness.loading.yamlsource import Document, load_document
-from harness.schema import claim as claim_schema
 from harness.schema.claim import Claim, ClaimFile
+from harness.schema.expectations import EXPECTATION_KEYS
+from harness.schema.observations import OBSERVATION_KEYS
+from harness.schema.observations.correlation import CorrelationObservation
+from harness.schema.observations.difference import DifferenceObservation
+from harness.schema.observations.metric import MetricObservation
+from harness.schema.observations.spread import SpreadObservation
 from harness.schema.spec import ExperimentSpec
 
-TAGS = set(claim_schema.OBSERVATION_KEYS) | set(claim_schema.EXPECTATION_KEYS)
+TAGS = set(OBSERVATION_KEYS) | set(EXPECTATION_KEYS)
 
 
 @dataclass
@@ -168,7 +173,7 @@ def _message(error: ErrorDetails, model: type[BaseModel] | None = None) -> tuple
         key = error["loc"][-1]
         return f"unknown setting {str(key)!r}{did_you_mean(str(key), settings_at(model, error['loc'][:-1]))}", ()
     if kind in ("observation_kind", "expectation_kind") and isinstance(error.get("input"), dict):
-        valid = claim_schema.OBSERVATION_KEYS if kind == "observation_kind" else claim_schema.EXPECTATION_KEYS
+        valid = OBSERVATION_KEYS if kind == "observation_kind" else EXPECTATION_KEYS
         for key in error["input"]:
             match = closest(str(key), valid)
             if match:
@@ -515,7 +520,7 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
             sub = ("observe", variants_field) if isinstance(obs.of, str) else ("observe", variants_field, j)
             report(sub, f"unknown variant {variant!r} of experiment {spec.experiment!r}"
                         f"{did_you_mean(variant, spec.variants)}")
-    if isinstance(obs, claim_schema.CorrelationObservation):
+    if isinstance(obs, CorrelationObservation):
         names = [*obs.correlation, *([obs.given] if obs.given else [])]
         for j, name in enumerate(names):
             if name not in kind.client_quantities:
@@ -523,7 +528,7 @@ def _check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: se
                 report(sub, f"unknown per-client quantity {name!r} for kind {kind.name!r}"
                             f"{did_you_mean(name, kind.client_quantities)}")
     else:
-        metric_key = next(k for k in claim_schema.OBSERVATION_KEYS if k in type(obs).model_fields)
+        metric_key = next(k for k in OBSERVATION_KEYS if k in type(obs).model_fields)
         metric = kind.metrics.get(obs.metric)
         if metric is None:
             report(("observe", metric_key), f"unknown metric {obs.metric!r} for kind {kind.name!r}"
@@ -562,7 +567,7 @@ def _fixed_by_the_code_path(kind: ExperimentKind, obs) -> bool:
 
 def _spread_fixed_by_config(target: LoadedSpec, obs, expectation, profile: str) -> str | None:
     """A spread observation of a metric the kind declares deterministic at `profile` for some variant."""
-    if not isinstance(obs, claim_schema.SpreadObservation) or expectation.skips:
+    if not isinstance(obs, SpreadObservation) or expectation.skips:
         return None
     metric, configs = _metric_configs(target, obs, profile)
     fixed = [variant for variant, config in configs.items() if metric is not None and metric.is_deterministic(config)]
@@ -576,7 +581,7 @@ def _spread_fixed_by_config(target: LoadedSpec, obs, expectation, profile: str) 
 def _exact_equality_of_a_varying_mean(target: LoadedSpec, obs, expectation, profile: str) -> str | None:
     """An `equals` without a tolerance on a mean that varies with the seed."""
     if not (expectation.exact_equality_of_the_mean
-            and isinstance(obs, (claim_schema.MetricObservation, claim_schema.DifferenceObservation))):
+            and isinstance(obs, (MetricObservation, DifferenceObservation))):
         return None
     metric, configs = _metric_configs(target, obs, profile)
     if metric is None or all(metric.is_deterministic(config) for config in configs.values()):

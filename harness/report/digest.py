@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 
 from harness.loading.catalog import Catalog
-from harness.schema import claim as schema
+from harness.schema.expectations.base import ExpectationBase
 from harness.verdicts.levels import LEARNED, UNEXPLAINED, Level
 from harness.verdicts.verify import Verdict
 
@@ -16,7 +16,7 @@ MAX_LINES = 60
 SHORT_STATUS = {"PASS": "PASS", "FAIL": "FAIL", "INCONCLUSIVE": "INCONCLUSIVE", "SKIPPED": "—", "ERROR": "ERROR"}
 
 
-def bound_text(expectation: schema.ExpectationBase | None, labels: Mapping[str, str] | None = None) -> str:
+def bound_text(expectation: ExpectationBase | None, labels: Mapping[str, str] | None = None) -> str:
     """A short form of what an expectation admits ('> 0', 'in [0.63, 0.77]', 'A > B > C')."""
     return expectation.brief(labels) if expectation is not None else "none"
 

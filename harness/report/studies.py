@@ -22,7 +22,7 @@ from harness.loading.catalog import Catalog, LoadedClaim
 from harness.loading.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, observed_variants
 from harness.report.cells import cell, relative
 from harness.running.store import wall_seconds
-from harness.schema import claim as schema
+from harness.schema.expectations.base import ExpectationBase
 from harness.statistics.trend import EXTRAPOLATED, MEASURED, Band, Estimate, Trend, fit_trend, heading, reading
 from harness.verdicts.observe import observe
 from methods.plain import json_safe
@@ -33,7 +33,7 @@ LOG_AXIS_SPAN = 10.0
 """Figures put the axis on a log scale when its points and the paper's scale span a decade or more."""
 
 
-def paper_band(expectation: schema.ExpectationBase | None) -> Band | None:
+def paper_band(expectation: ExpectationBase | None) -> Band | None:
     """The values the paper's statement admits, as a range (None where it is not a range of the
     observed quantity: an order, a spread comparison, no expectation)."""
     admitted = expectation.admitted() if expectation is not None else None

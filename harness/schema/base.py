@@ -1,9 +1,11 @@
 """The strict base model every YAML object derives from."""
 from __future__ import annotations
 
-from typing import Annotated, Any
+import importlib
+import pkgutil
+from typing import Annotated, Any, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, StringConstraints, Tag, model_validator
 from pydantic_core import PydanticCustomError
 
 from harness.errors import did_you_mean
@@ -38,3 +40,40 @@ class StrictModel(BaseModel):
                         "unknown_field", "unknown field '{field}'{hint}",
                         {"field": key, "hint": did_you_mean(str(key), allowed)})
         return data
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def first_key(keys: tuple[str, ...]):
+    """The discriminator of a union tagged by which of `keys` a mapping (or a model) holds first."""
+    def tag(value: Any) -> str | None:
+        if isinstance(value, dict):
+            return next((k for k in keys if k in value), None)
+        return next((k for k in keys if hasattr(value, k) and k in type(value).model_fields), None)
+    return tag
+
+
+def discovered(package: str, path: list[str], base: type[Model]) -> dict[str, type[Model]]:
+    """The subclasses of `base` a package's modules define with their own `key`, by key: each module of the
+    package in name order, each class in the order the module defines them."""
+    found: dict[str, type[Model]] = {}
+    for info in sorted(pkgutil.iter_modules(path), key=lambda module: module.name):
+        module = importlib.import_module(f"{package}.{info.name}")
+        for value in vars(module).values():
+            if (isinstance(value, type) and issubclass(value, base) and value.__module__ == module.__name__
+                    and "key" in vars(value)):
+                key = vars(value)["key"]
+                if key in found:
+                    raise TypeError(f"{value.__name__} and {found[key].__name__} both claim the key {key!r}")
+                found[key] = value
+    return found
+
+
+def tagged_union(models: dict[str, type], error_type: str, what: str) -> Any:
+    """The pydantic union of `models`, told apart by which of their keys a claim file's mapping holds."""
+    keys = tuple(models)
+    members = tuple(Annotated[model, Tag(key)] for key, model in models.items())
+    return Annotated[Union[members], Discriminator(  # noqa: UP007 - a union built from a tuple of members
+        first_key(keys), custom_error_type=error_type,
+        custom_error_message=f"{what} needs exactly one of the keys " + ", ".join(keys))]

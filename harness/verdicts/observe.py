@@ -12,7 +12,9 @@ from typing import Any
 
 from harness.kinds.base import ExperimentKind, Metric
 from harness.kinds.evaluations import MissingValue, record_id
-from harness.schema import claim as schema
+from harness.schema.observations.correlation import CorrelationObservation
+from harness.schema.observations.difference import DifferenceObservation
+from harness.schema.observations.spread import SpreadObservation
 from harness.statistics.correlation_estimates import correlation
 from harness.statistics.series import Observed, Series
 
@@ -48,7 +50,7 @@ def metric_series(kind: ExperimentKind, metric: str, args: dict, variant: str, l
                   quantity=metric, structural=spec.structural, notes=notes)
 
 
-def _correlation_series(kind: ExperimentKind, obs: schema.CorrelationObservation, variant: str, label: str,
+def _correlation_series(kind: ExperimentKind, obs: CorrelationObservation, variant: str, label: str,
                         seeds: list[int], records: Records) -> Series:
     names = (*obs.correlation, obs.given or "")
     quantities = [kind.client_quantities[name] for name in names if name]
@@ -70,11 +72,11 @@ def observe(kind: ExperimentKind, obs, variant_labels: Mapping[str, str], seeds:
     def label(variant: str) -> str:
         return variant_labels.get(variant) or variant
 
-    if isinstance(obs, schema.CorrelationObservation):
+    if isinstance(obs, CorrelationObservation):
         names = f"r({obs.correlation[0]}, {obs.correlation[1]}" + (f" | {obs.given})" if obs.given else ")")
         series = [_correlation_series(kind, obs, v, f"{label(v)} {names}", seeds, records) for v in obs.variants]
         return Observed(series)
-    if isinstance(obs, schema.DifferenceObservation):
+    if isinstance(obs, DifferenceObservation):
         first, second = (metric_series(kind, obs.metric, obs.args, v, label(v), seeds, records) for v in obs.of)
         difference = Series(f"{label(obs.of[0])} − {label(obs.of[1])} ({obs.metric})",
                             {seed: first.values[seed] - second.values[seed] for seed in seeds},
@@ -88,6 +90,6 @@ def observe(kind: ExperimentKind, obs, variant_labels: Mapping[str, str], seeds:
         return Observed([difference], spread)
     series = [metric_series(kind, obs.metric, obs.args, v, f"{label(v)} ({obs.metric})", seeds, records)
               for v in obs.variants]
-    if isinstance(obs, schema.SpreadObservation):
+    if isinstance(obs, SpreadObservation):
         return Observed(series, spread_ratio=True)
     return Observed(series)

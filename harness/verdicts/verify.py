@@ -52,7 +52,8 @@ from harness.kinds.evaluations import MissingValue
 from harness.loading.catalog import Catalog, LoadedClaim
 from harness.numerics import fingerprint
 from harness.running.planning import variants_needed
-from harness.schema import claim as schema
+from harness.schema.expectations.base import ExpectationBase
+from harness.schema.observations.difference import DifferenceObservation
 from harness.statistics.evidence import margin_text, margins
 from harness.statistics.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SKIPPED, STATUSES, Decision, fmt
 from harness.statistics.series import Observed
@@ -110,7 +111,7 @@ def _constant_comparison(expectation, obs, observed: Observed) -> str | None:
         return None
     (value,) = values
     seeds = len(series[0].values)
-    if isinstance(obs, schema.DifferenceObservation):
+    if isinstance(obs, DifferenceObservation):
         if value != 0.0:
             return None
         return (f"{series[0].label} is 0 on every one of {seeds} seeds: the variants agree exactly, so the metric "
@@ -120,7 +121,7 @@ def _constant_comparison(expectation, obs, observed: Observed) -> str | None:
             "with the seed nor between the variants measures nothing at this scale")
 
 
-def evaluate(expectation: schema.ExpectationBase, obs, observed: Observed) -> Decision:
+def evaluate(expectation: ExpectationBase, obs, observed: Observed) -> Decision:
     """The decision of an expectation on an observation: INCONCLUSIVE where a seed's value is not a
     number, SKIPPED where a comparison of variants measures nothing at this scale
     (`_constant_comparison`), else the decision of its own test (`expectation.decide`)."""
@@ -138,7 +139,7 @@ def evaluate(expectation: schema.ExpectationBase, obs, observed: Observed) -> De
 # --- verdicts -------------------------------------------------------------------
 
 def verdict_head(catalog: Catalog, loaded: LoadedClaim, profile: str
-                 ) -> tuple[Verdict, schema.ExpectationBase | None]:
+                 ) -> tuple[Verdict, ExpectationBase | None]:
     """A SKIPPED verdict naming the claim and its tested expectation, and the expectation to test
     (None, with the reason in the verdict, where the profile has nothing to test)."""
     claim = loaded.claim
