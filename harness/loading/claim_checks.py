@@ -1,0 +1,138 @@
+"""What a claim must hold beyond its schema: an experiment, variants, metrics and quantities that exist, an
+expectation that fits its observation and can fail, a family of one relation."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from harness.errors import Problem, did_you_mean
+from harness.kinds.base import ExperimentKind
+from harness.loading.validation_errors import problems_from
+from harness.loading.yamlsource import Document
+from harness.schema.claim import ClaimFile
+from harness.schema.observations import OBSERVATION_KEYS
+from harness.schema.observations.correlation import CorrelationObservation
+from harness.schema.observations.difference import DifferenceObservation
+from harness.schema.observations.metric import MetricObservation
+from harness.schema.observations.spread import SpreadObservation
+
+if TYPE_CHECKING:
+    from harness.loading.catalog import LoadedClaim, LoadedSpec
+
+
+def check_families(doc: Document, claim_file: ClaimFile, problems: list[Problem]) -> None:
+    """A family is tested together (Holm across it): it names at least two claims of its file."""
+    members: dict[str, list[int]] = {}
+    for index, claim in enumerate(claim_file.claims):
+        if claim.family:
+            members.setdefault(claim.family, []).append(index)
+    for family, indices in members.items():
+        if len(indices) == 1:
+            problems.append(doc.problem(("claims", indices[0], "family"),
+                                        f"family {family!r} has one claim: a family names at least two claims "
+                                        "of its file tested together"))
+
+
+def check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: set[str],
+                 problems: list[Problem]) -> bool:
+    claim, doc, path = loaded.claim, loaded.doc, loaded.path
+    before = len(problems)
+
+    def report(sub: tuple, message: str) -> None:
+        problems.append(doc.problem((*path, *sub), message))
+
+    target = specs.get(claim.experiment)
+    if target is None:
+        report(("experiment",), f"unknown experiment {claim.experiment!r}{did_you_mean(claim.experiment, spec_ids)}")
+        return False
+    spec, kind = target.spec, target.kind
+    if spec.paper != loaded.paper:
+        report(("experiment",),
+               f"experiment {claim.experiment!r} belongs to paper {spec.paper!r}, not {loaded.paper!r}")
+    obs = claim.observe
+    variants_field = "of"
+    for j, variant in enumerate(obs.variants):
+        if variant not in spec.variants:
+            sub = ("observe", variants_field) if isinstance(obs.of, str) else ("observe", variants_field, j)
+            report(sub, f"unknown variant {variant!r} of experiment {spec.experiment!r}"
+                        f"{did_you_mean(variant, spec.variants)}")
+    if isinstance(obs, CorrelationObservation):
+        names = [*obs.correlation, *([obs.given] if obs.given else [])]
+        for j, name in enumerate(names):
+            if name not in kind.client_quantities:
+                sub = ("observe", "correlation", j) if j < 2 else ("observe", "given")
+                report(sub, f"unknown per-client quantity {name!r} for kind {kind.name!r}"
+                            f"{did_you_mean(name, kind.client_quantities)}")
+    else:
+        metric_key = next(k for k in OBSERVATION_KEYS if k in type(obs).model_fields)
+        metric = kind.metrics.get(obs.metric)
+        if metric is None:
+            report(("observe", metric_key), f"unknown metric {obs.metric!r} for kind {kind.name!r}"
+                                            f"{did_you_mean(obs.metric, kind.metrics)}")
+        else:
+            try:
+                metric.args.model_validate(obs.args)
+            except ValidationError as error:
+                problems.extend(problems_from(error, doc, (*path, "observe", "args"), obs.args))
+    if claim.role == "implementation" and not _fixed_by_the_code_path(kind, obs):
+        report(("role",), "an implementation check observes what the code path fixes (a kind that trains "
+                          "nothing, or a structural metric or one that does not depend on learning); "
+                          f"{getattr(obs, 'metric', 'a correlation')!r} of kind {kind.name!r} depends on how the "
+                          "models learn")
+    for profile, expectation in claim.expect.items():
+        sub = ("expect", profile)
+        if profile not in spec.profiles:
+            report(sub, f"unknown profile {profile!r} of experiment {spec.experiment!r}"
+                        f"{did_you_mean(profile, spec.profiles)}")
+        for message in expectation.fit_problems(obs, spec.variants):
+            report(sub, message)
+        if profile in spec.profiles:
+            for problem in (_exact_equality_of_a_varying_mean(target, obs, expectation, profile),
+                            _spread_fixed_by_config(target, obs, expectation, profile)):
+                if problem:
+                    report(sub, problem)
+    return len(problems) == before
+
+
+def _fixed_by_the_code_path(kind: ExperimentKind, obs) -> bool:
+    if kind.evidence == "analytic":
+        return True
+    metric = kind.metrics.get(getattr(obs, "metric", ""))
+    return metric is not None and (metric.structural or metric.independent)
+
+
+def _spread_fixed_by_config(target: LoadedSpec, obs, expectation, profile: str) -> str | None:
+    """A spread observation of a metric the kind declares deterministic at `profile` for some variant."""
+    if not isinstance(obs, SpreadObservation) or expectation.skips:
+        return None
+    metric, configs = _metric_configs(target, obs, profile)
+    fixed = [variant for variant, config in configs.items() if metric is not None and metric.is_deterministic(config)]
+    if not fixed:
+        return None
+    return (f"the spread of '{obs.metric}' over seeds is a ratio of standard deviations, but the metric "
+            f"is fixed by the config of {', '.join(repr(v) for v in fixed)} at this profile (declared "
+            "deterministic): its standard deviation is 0 and the ratio 0/0 or infinite on every run")
+
+
+def _exact_equality_of_a_varying_mean(target: LoadedSpec, obs, expectation, profile: str) -> str | None:
+    """An `equals` without a tolerance on a mean that varies with the seed."""
+    if not (expectation.exact_equality_of_the_mean
+            and isinstance(obs, (MetricObservation, DifferenceObservation))):
+        return None
+    metric, configs = _metric_configs(target, obs, profile)
+    if metric is None or all(metric.is_deterministic(config) for config in configs.values()):
+        return None
+    return (f"equals {expectation.equals} without a tolerance, tested on the mean of '{obs.metric}', "
+            "which varies with the seed: a t-interval is never a single point, so it can never PASS "
+            "(state a tolerance, or read each seed with `of: every_seed`)")
+
+
+def _metric_configs(target: LoadedSpec, obs, profile: str) -> tuple[Any, dict[str, dict]]:
+    """The observation's metric and each of its variants' resolved config ((None, {}) where either is invalid)."""
+    metric = target.kind.metrics.get(obs.metric)
+    try:
+        configs = {variant: target.resolve(variant, profile).model_dump(mode="json") for variant in obs.variants}
+    except (KeyError, ValidationError, ValueError):
+        return None, {}
+    return metric, configs
