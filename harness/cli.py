@@ -188,7 +188,7 @@ def cmd_trial(args) -> int:
     lack of data."""
     from harness.loading.catalog import load_project
     from harness.provenance import git_commit
-    from harness.report.markdown import DETAIL_DIR
+    from harness.report.cells import DETAIL_DIR
     from harness.running.trial import run_trials, summary_line, trial_summary, write_trial
     settings = _settings(args)
     catalog = load_project(settings)

@@ -4,6 +4,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+DETAIL_DIR = "report"
+"""The folder beside REPORT.md holding its detail files (one per paper, the runs, each scale study)."""
+
 
 def cell(text) -> str:
     """`text` on one line with its pipes escaped, as one cell of a Markdown table."""

@@ -8,7 +8,6 @@ expectation, observation, verdict, margin and reason, and every experiment with 
 """
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -19,19 +18,21 @@ from typing import Any
 from harness.loading.studies import PAPER_PROFILE
 from harness.pipeline import Outcome, numerics_of
 from harness.provenance import git_commit, library_versions, machine
-from harness.report.cells import cell, relative
+from harness.report.cells import DETAIL_DIR, cell, relative
 from harness.report.digest import MAX_LINES, digest, tested_and_paper
 from harness.report.figures import draw_figures
 from harness.report.findings import evidence_of, findings, profiles_that_ran
+from harness.report.json_report import report_json
+from harness.report.legend import ICONS, LEGEND, SHORT_LEGEND
 from harness.report.missing import missing_runs_section
 from harness.report.numerics import across_numerics_lines, committed_baseline, fragility, margin_cell, numerics_lines
 from harness.report.performance import performance_section
 from harness.report.proxies import proxy_notes
 from harness.report.sequential import sequential_entries, sequential_section
-from harness.report.studies import StudyReading, central_along_studies, read_outcome, study_dicts, study_findings
+from harness.report.studies import StudyReading, central_along_studies, study_findings
+from harness.report.studies_section import studies_section
 from harness.running.trial import read_trial, trial_sentence
 from harness.settings import Settings
-from harness.verdicts.archive import sealed
 from harness.verdicts.levels import (
     GROUPS,
     accuracies_from_records,
@@ -40,24 +41,6 @@ from harness.verdicts.levels import (
     reference_accuracies,
 )
 from harness.verdicts.verify import Verdict
-from methods.plain import json_safe
-
-ICONS = {"PASS": "✅ PASS", "FAIL": "❌ FAIL", "INCONCLUSIVE": "❔ INCONCLUSIVE", "SKIPPED": "⏭ SKIPPED",
-         "ERROR": "⚠️ ERROR"}
-LEGEND = ["Verdicts:",
-          "- **PASS**: the observation meets the paper's statement as encoded, by the test the expectation names.",
-          "- **FAIL**: it does not (the claim did not reproduce at this scale: the numbers are the result).",
-          "- **INCONCLUSIVE**: the data cannot decide (an interval straddles the bound, or one seed of a quantity that "
-          "varies with the seed); the reason gives the smallest effect the data could detect and the seeds (or "
-          "clients) that would decide it.",
-          "- **SKIPPED**: no expectation at this profile, its data set unavailable here, the profile not run, or not "
-          "measurable at this scale (every compared value one constant); the reason says which.",
-          "- **ERROR**: a run or the observation failed.",
-          "- *weak* qualifies a verdict where the models barely learn (below half the paper's gain over chance)."]
-SHORT_LEGEND = ("Verdicts: **PASS** meets the paper's statement as encoded; **FAIL** does not at this scale; "
-                "**INCONCLUSIVE** the data cannot decide; **SKIPPED** not tested here (the reason says why); "
-                "**ERROR** a run failed; *weak*: the models barely learn. In full: [Findings](#findings).")
-DETAIL_DIR = "report"
 
 
 def _portable(text: str, settings: Settings) -> str:
@@ -362,7 +345,7 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
               ) -> tuple[dict[Path, str], list[StudyReading]]:
     outcome, settings = report.outcome, report.settings
     detail_dir = report_path.parent / DETAIL_DIR
-    study_lines, study_files, readings = _studies(studies, report_path, figures_dir)
+    study_lines, study_files, readings = studies_section(studies, report_path, figures_dir)
     shown = [v for v in outcome.verdicts if v.profile in report.profiles]
     lines = report.header()
     lines += digest(report.catalog, shown, report.levels, report.profiles, report.detail_link,
@@ -396,45 +379,6 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
     return texts, readings
 
 
-def _studies(studies: Mapping[str, Outcome], report_path: Path, figures_dir: Path
-             ) -> tuple[list[str], dict[Path, str], list[StudyReading]]:
-    """The scale studies with records in the store: their trend readings in REPORT.md, each study's
-    figures, verdicts per point and readings in its own detail file, and the readings."""
-    lines, files, readings, unread = [], {}, [], []
-    for name, outcome in studies.items():
-        if all(v.status == "SKIPPED" for v in outcome.verdicts):
-            unread.append(f"`{name}` ({outcome.catalog.study(name).study.title})")
-            continue
-        reading = read_outcome(outcome, name, figures_dir)
-        readings.append(reading)
-        path = report_path.parent / DETAIL_DIR / f"study-{name}.md"
-        files[path] = "\n".join(["# Scale study", "", "Back to [REPORT.md](../REPORT.md).", "",
-                                  *reading.markdown(path.parent)]) + "\n"
-        lines += [f"### `{name}`: {reading.title}", "",
-                  f"Axis `{reading.axis}` on `{reading.base}`; the paper's scale {reading.paper_value}. Figures, "
-                  "verdicts at every point and the readings: "
-                  f"[{DETAIL_DIR}/study-{name}.md]({DETAIL_DIR}/study-{name}.md).",
-                  ""]
-        for claim in reading.claims:
-            fail = claim.whose_fail()
-            lines.append(f"- `{claim.claim}` (verdicts {claim.verdicts})" + (f": {fail}" if fail else ""))
-            lines += [f"  - {trend.label}: {trend.text}" for trend in claim.trends]
-        measured = sum(sum(c.walls) for c in reading.costs)
-        to_run = [(c.value, c.estimate * c.planned) for c in reading.costs if not c.walls and c.estimate is not None]
-        lines.append(f"- Cost: {measured:,.0f} s of single-threaded runs measured"
-                     + (f"; the points not run yet ({', '.join(str(value) for value, _ in to_run)}) would take "
-                        f"about {sum(seconds for _, seconds in to_run):,.0f} s more (estimate)" if to_run else "")
-                     + ".")
-        lines.append("")
-    if unread:
-        lines += ["Not read here (none of their runs is in this store; `fedclaims study NAME` runs them): "
-                  + ", ".join(unread) + ".", ""]
-    lines = ["## Scale studies", "",
-             "Where a profile cannot decide a claim, a study observes it along one scale axis toward the paper's "
-             "own point; the trend says which way the observation moves against the paper's range.", "", *lines]
-    return lines, files, readings
-
-
 def write_report(outcome: Outcome, settings: Settings, report_path: Path,
                  studies: Mapping[str, Outcome] | None = None) -> tuple[Path, Path]:
     """Write REPORT.md, its detail files and figures beside it, and REPORT.json; return (markdown, json).
@@ -446,16 +390,5 @@ def write_report(outcome: Outcome, settings: Settings, report_path: Path,
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     json_path = report_path.with_suffix(".json")
-    runs = [{"experiment": r.experiment, "variant": r.variant, "seed": r.seed, "profile": r.profile, "key": r.key}
-            for r in outcome.requests if r.profile not in outcome.archived]
-    payload = {"commit": report.commit, "profiles": outcome.profiles, "numerics": numerics_of(outcome),
-               "archived": outcome.archived,
-               "verdicts": [{**v.to_dict(), "level": report.levels[(v.claim, v.profile)].to_dict(),
-                             "proxy": report.proxies.get((v.claim, v.profile), "")}
-                            for v in outcome.verdicts],
-               "accuracies": [{"experiment": e, "variant": v, "profile": p, "mean": m.accuracy, "chance": m.chance}
-                              for (e, v, p), m in sorted(report.accuracies.items())],
-               "studies": study_dicts(readings, json_path.parent),
-               "runs": runs + outcome.archived_runs}
-    json_path.write_text(json.dumps(sealed(json_safe(payload)), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    json_path.write_text(report_json(outcome, report, readings, json_path.parent), encoding="utf-8")
     return report_path, json_path

@@ -1,0 +1,29 @@
+"""REPORT.json: the verdicts with their levels, the accuracies, the studies and the runs behind them, sealed
+with its format and a checksum (`harness.verdicts.archive`), so a later report can re-verify from it."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.pipeline import Outcome, numerics_of
+from harness.report.studies import StudyReading, study_dicts
+from harness.verdicts.archive import sealed
+from methods.plain import json_safe
+
+
+def report_json(outcome: Outcome, report: Any, readings: list[StudyReading], base: Path) -> str:
+    """The text of REPORT.json (`report`: the rendered report's levels, accuracies, proxies and commit; `base`:
+    the folder study figures are linked from)."""
+    runs = [{"experiment": r.experiment, "variant": r.variant, "seed": r.seed, "profile": r.profile, "key": r.key}
+            for r in outcome.requests if r.profile not in outcome.archived]
+    payload = {"commit": report.commit, "profiles": outcome.profiles, "numerics": numerics_of(outcome),
+               "archived": outcome.archived,
+               "verdicts": [{**v.to_dict(), "level": report.levels[(v.claim, v.profile)].to_dict(),
+                             "proxy": report.proxies.get((v.claim, v.profile), "")}
+                            for v in outcome.verdicts],
+               "accuracies": [{"experiment": e, "variant": v, "profile": p, "mean": m.accuracy, "chance": m.chance}
+                              for (e, v, p), m in sorted(report.accuracies.items())],
+               "studies": study_dicts(readings, base),
+               "runs": runs + outcome.archived_runs}
+    return json.dumps(sealed(json_safe(payload)), indent=1, allow_nan=False) + "\n"
