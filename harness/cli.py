@@ -548,6 +548,14 @@ def build_parser() -> argparse.ArgumentParser:
                              "policies, objectives, round hooks or metrics (repeatable; adds to "
                              "$FEDCLAIMS_ALLOW_CODE_PATHS); files inside the project always may")
     sub = parser.add_subparsers(dest="command", required=True)
+    _inspection_commands(sub)
+    _run_commands(sub)
+    _maintenance_commands(sub)
+    return parser
+
+
+def _inspection_commands(sub) -> None:
+    """validate, design, schema, vocabulary: reading the files, running nothing."""
     sub.add_parser("validate", help="check every claim and spec file, and that every claim can PASS and FAIL at "
                                     "some number of seeds (listing those whose profile has too few)"
                    ).set_defaults(func=cmd_validate)
@@ -560,6 +568,10 @@ def build_parser() -> argparse.ArgumentParser:
     schema.set_defaults(func=cmd_schema)
     sub.add_parser("vocabulary", help="print the claim vocabulary and every kind's metrics (docs/claims.md)"
                    ).set_defaults(func=cmd_vocabulary)
+
+
+def _run_commands(sub) -> None:
+    """verify, report, plan, trial, study: the runs and their verdicts."""
     for name, func, text in (("plan", cmd_plan, "list the runs the selected claims need"),
                              ("verify", cmd_verify, "run what is missing and print verdicts"),
                              ("report", cmd_report, "verify and write REPORT.md, REPORT.json and figures; without "
@@ -599,6 +611,10 @@ def build_parser() -> argparse.ArgumentParser:
     study.add_argument("--output", help="folder for STUDY.md, study.json and figures (default studies/STUDY)")
     _execution(study)
     study.set_defaults(func=cmd_study)
+
+
+def _maintenance_commands(sub) -> None:
+    """baseline, numerics, power, audit, store, records: regression checks and the records' upkeep."""
     base = sub.add_parser("baseline", help="compare with (check) or rewrite (update) the regression baseline; "
                                            "--paper/--claim check or update only those claims, running only their runs")
     base.add_argument("action", choices=("check", "update", "drift", "redecide"),
@@ -665,7 +681,6 @@ def build_parser() -> argparse.ArgumentParser:
     _selection(records)
     _execution(records)
     records.set_defaults(func=cmd_records)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

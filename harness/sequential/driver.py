@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import copy
 import statistics
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from rich.console import Console
 
 from harness.loading.catalog import LoadedClaim
 from harness.pipeline import MAX_DEPENDENCY_WAVES, Outcome, record_lookup, verify
-from harness.running.execution import ExecutionSummary, execute
+from harness.running.execution import execute
 from harness.running.planning import plan_variants, referenced_variants, variants_needed
 from harness.running.store import REUSABLE, wall_seconds
 from harness.sequential import schedule
@@ -53,70 +53,10 @@ from harness.sequential.stops import (
     NOT_EXTENDED,
     NOT_TESTED,
 )
+from harness.sequential.tracks import Sequential, Track
 from harness.settings import Settings
 from harness.statistics.sequential_rule import Looks, default_max_seeds, planned_looks
 from harness.verdicts.verify import FAIL, INCONCLUSIVE, PASS, Verdict, apply_families, verify_claim
-
-
-@dataclass
-class Track:
-    """One claim's sequential test: where its looks stand, and why they ended."""
-
-    loaded: LoadedClaim
-    experiment: str
-    experiments: tuple[str, ...]
-    """The experiments its test reads: its own, and those of the other claims of its family."""
-    looks: Looks
-    """Its plan: each look's seeds, level α_j and α spent by it."""
-    fixed: Verdict
-    """The profile's fixed-n verdict (its seeds, at α)."""
-    verdict: Verdict | None = None
-    seeds: list[int] = field(default_factory=list)
-    look: int = 1
-    stopped: str = ""
-
-    @property
-    def claim(self) -> str:
-        return self.loaded.id
-
-    @property
-    def open(self) -> bool:
-        return not self.stopped
-
-    @property
-    def level(self) -> float:
-        """α_j of the look it stands at."""
-        return self.looks.level_at(self.look)
-
-    @property
-    def spent(self) -> float:
-        """α(t_j): the α its looks have spent by the look it stands at."""
-        return self.looks.spent_at(self.look)
-
-
-@dataclass
-class Sequential:
-    """The sequential verdicts of a profile's claims and what the added seeds cost."""
-
-    profile: str
-    outcome: Outcome
-    tracks: list[Track]
-    profile_seeds: dict[str, list[int]]
-    seeds: dict[str, list[int]]
-    limits: dict[str, int]
-    max_seeds: int | None
-    budget_seconds: float | None
-    execution: ExecutionSummary = field(default_factory=ExecutionSummary)
-    stop: str = ""
-    recorded: Recorded | None = None
-    """The plan an earlier invocation recorded, which this one continues (None: a new plan)."""
-    selection: dict | None = None
-    """The papers and claim pattern of this invocation, as the file records them."""
-
-    @property
-    def compute_seconds(self) -> float:
-        """Wall seconds of the runs this invocation added (what `--budget` caps)."""
-        return self.execution.seconds
 
 
 def until_decided(settings: Settings, profile: str, papers=(), pattern: str | None = None,

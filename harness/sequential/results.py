@@ -27,7 +27,7 @@ from harness.statistics import sequential_rule as rule
 from methods.plain import json_safe
 
 if TYPE_CHECKING:
-    from harness.sequential.driver import Sequential, Track
+    from harness.sequential.tracks import Sequential, Track
 
 
 def to_dict(result: Sequential, selection: dict[str, Any] | None = None) -> dict[str, Any]:
