@@ -1,4 +1,5 @@
-"""The strict base model every YAML object derives from."""
+"""The strict base model every YAML object derives from, and the registry of the claim vocabulary: the classes a
+package's modules define by their key (`discovered`), and the pydantic union tagged by those keys (`tagged_union`)."""
 from __future__ import annotations
 
 import importlib

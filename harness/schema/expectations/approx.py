@@ -7,18 +7,18 @@ from typing import Annotated, ClassVar
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from harness.schema.expectations.base import ValueTest, _fmt
+from harness.schema.expectations.base import ValueTest, number_text
 from harness.statistics.bands import Admitted
 
 
 class Approx(ValueTest):
-
     key: ClassVar[str] = "approx"
     """The key that names this expectation in a claim file."""
     doc: ClassVar[str] = (
         '`{approx: VALUE, tolerance: T}` or `relative_tolerance: R` — the range [VALUE − T, VALUE + T] (or ± '
         'R·|VALUE|), decided as `between`.')
     """Its line in docs/claims.md."""
+
     approx: float
     tolerance: Annotated[float, Field(ge=0.0)] | None = None
     relative_tolerance: Annotated[float, Field(ge=0.0)] | None = None
@@ -46,9 +46,9 @@ class Approx(ValueTest):
         return [self.approx]
 
     def describe(self, obs=None) -> str:
-        tolerance = (f"± {_fmt(self.tolerance)}" if self.tolerance is not None
+        tolerance = (f"± {number_text(self.tolerance)}" if self.tolerance is not None
                      else f"± {self.relative_tolerance:.0%}")
-        return f"≈ {_fmt(self.approx)} {tolerance}{self._reading(obs) or self._mean_test_text()}"
+        return f"≈ {number_text(self.approx)} {tolerance}{self._reading(obs) or self._mean_test_text()}"
 
     def brief(self, labels: Mapping[str, str] | None = None) -> str:
-        return f"≈ {_fmt(self.approx)} ± {_fmt(self.half_width)}{self._every_text()}"
+        return f"≈ {number_text(self.approx)} ± {number_text(self.half_width)}{self._every_text()}"

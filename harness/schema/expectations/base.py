@@ -20,7 +20,7 @@ Aggregate = Literal["mean", "every_seed"]
 Alpha = Annotated[float, Field(gt=0.0, lt=0.5)]
 
 
-def _fmt(value: float) -> str:
+def number_text(value: float) -> str:
     return f"{value:.4g}"
 
 

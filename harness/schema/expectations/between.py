@@ -7,12 +7,11 @@ from typing import ClassVar
 from pydantic import model_validator
 from pydantic_core import PydanticCustomError
 
-from harness.schema.expectations.base import ValueTest, _fmt
+from harness.schema.expectations.base import ValueTest, number_text
 from harness.statistics.bands import Admitted
 
 
 class Between(ValueTest):
-
     key: ClassVar[str] = "between"
     """The key that names this expectation in a claim file."""
     doc: ClassVar[str] = (
@@ -21,6 +20,7 @@ class Between(ValueTest):
         'the critical value that keeps a FAIL at α for every true value inside the range, however narrow (the '
         "far edge's chance counted; `harness.statistics.stats.range_fail_critical`), else INCONCLUSIVE.")
     """Its line in docs/claims.md."""
+
     between: tuple[float, float]
 
     @model_validator(mode="after")
@@ -42,8 +42,8 @@ class Between(ValueTest):
 
     def describe(self, obs=None) -> str:
         low, high = self.between
-        return f"in [{_fmt(low)}, {_fmt(high)}]{self._reading(obs) or self._mean_test_text()}"
+        return f"in [{number_text(low)}, {number_text(high)}]{self._reading(obs) or self._mean_test_text()}"
 
     def brief(self, labels: Mapping[str, str] | None = None) -> str:
         low, high = self.between
-        return f"in [{_fmt(low)}, {_fmt(high)}]{self._every_text()}"
+        return f"in [{number_text(low)}, {number_text(high)}]{self._every_text()}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import ClassVar, Literal
 
-from harness.schema.expectations.base import ValueTest, _fmt
+from harness.schema.expectations.base import ValueTest, number_text
 from harness.schema.observations.correlation import CorrelationObservation
 from harness.schema.observations.difference import DifferenceObservation
 from harness.statistics.bands import Admitted
@@ -50,14 +50,13 @@ class Inequality(ValueTest):
         return f" (one-sided t-test of the mean, α = {self.alpha})"
 
     def describe(self, obs=None) -> str:
-        return f"{self.relation} {_fmt(self.bound)}{self._reading(obs) or self._mean_test_text()}"
+        return f"{self.relation} {number_text(self.bound)}{self._reading(obs) or self._mean_test_text()}"
 
     def brief(self, labels: Mapping[str, str] | None = None) -> str:
-        return f"{self.short_relation} {_fmt(self.bound)}{self._every_text()}"
+        return f"{self.short_relation} {number_text(self.bound)}{self._every_text()}"
 
 
 class Below(Inequality):
-
     key: ClassVar[str] = "below"
     """The key that names this expectation in a claim file."""
     doc: ClassVar[str] = (
@@ -65,17 +64,18 @@ class Below(Inequality):
         'seeds: PASS if significant, FAIL if the opposite side is significant, else INCONCLUSIVE. With `of: '
         'every_seed`, a sign count (below).')
     """Its line in docs/claims.md."""
+
     below: float
     side, relation, short_relation, bound_field = "less", "<", "<", "below"
 
 
 class Above(Inequality):
-
     key: ClassVar[str] = "above"
     """The key that names this expectation in a claim file."""
     doc: ClassVar[str] = (
         '`{above: B, ...}` — as `below`, the other side.')
     """Its line in docs/claims.md."""
+
     above: float
     side, relation, short_relation, bound_field = "greater", ">", ">", "above"
 

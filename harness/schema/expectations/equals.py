@@ -6,18 +6,18 @@ from typing import Annotated, ClassVar
 
 from pydantic import Field
 
-from harness.schema.expectations.base import ValueTest, _fmt
+from harness.schema.expectations.base import ValueTest, number_text
 from harness.statistics.bands import Admitted
 
 
 class Equals(ValueTest):
-
     key: ClassVar[str] = "equals"
     """The key that names this expectation in a claim file."""
     doc: ClassVar[str] = (
         '`{equals: VALUE, tolerance: T}` — structural equality, exact unless a float tolerance is stated; '
         'decided as `between` on [VALUE − T, VALUE + T].')
     """Its line in docs/claims.md."""
+
     equals: float
     tolerance: Annotated[float, Field(ge=0.0)] = 0.0
 
@@ -35,9 +35,9 @@ class Equals(ValueTest):
         return [self.equals]
 
     def describe(self, obs=None) -> str:
-        tolerance = f" (tolerance {_fmt(self.tolerance)})" if self.tolerance else " exactly"
-        return f"= {_fmt(self.equals)}{tolerance}{self._reading(obs)}"
+        tolerance = f" (tolerance {number_text(self.tolerance)})" if self.tolerance else " exactly"
+        return f"= {number_text(self.equals)}{tolerance}{self._reading(obs)}"
 
     def brief(self, labels: Mapping[str, str] | None = None) -> str:
-        tolerance = f" ± {_fmt(self.tolerance)}" if self.tolerance else ""
-        return f"= {_fmt(self.equals)}{tolerance}{self._every_text()}"
+        tolerance = f" ± {number_text(self.tolerance)}" if self.tolerance else ""
+        return f"= {number_text(self.equals)}{tolerance}{self._every_text()}"

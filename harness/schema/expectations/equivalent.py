@@ -8,7 +8,7 @@ from pydantic import Field
 
 from harness.design.readings import Reading, value_design
 from harness.design.spreads import SeriesNumbers
-from harness.schema.expectations.base import Alpha, ExpectationBase, _fmt
+from harness.schema.expectations.base import Alpha, ExpectationBase, number_text
 from harness.schema.observations.difference import DifferenceObservation
 from harness.statistics.bands import Admitted
 from harness.statistics.equivalence import equivalence_test
@@ -44,10 +44,10 @@ class Equivalent(PairedDifferenceTest):
         return 0.0
 
     def describe(self, obs=None) -> str:
-        return f"within ±{_fmt(self.equivalent_within)} (TOST, α = {self.alpha})"
+        return f"within ±{number_text(self.equivalent_within)} (TOST, α = {self.alpha})"
 
     def brief(self, labels: Mapping[str, str] | None = None) -> str:
-        return f"within ±{_fmt(self.equivalent_within)}"
+        return f"within ±{number_text(self.equivalent_within)}"
 
     def decide(self, obs, observed) -> Decision:
         return equivalence_test(self, observed.series[0])
