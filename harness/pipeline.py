@@ -221,10 +221,24 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
         outcome.archived_runs = archive.runs(archived)
         for profile in archived:
             _reverify_profile(outcome, catalog, claims, profile, archive, lookup, settings, store, fingerprints)
+        outcome.archived_runs = listed_once(outcome.archived_runs)
     outcome.profiles = catalog.by_scale(outcome.profiles)  # the digest reads the last as the largest
     apply_families(outcome.verdicts, lambda v: expectation_alpha(catalog, v))
     outcome.execution.events = list(store.events)
     return outcome
+
+
+def listed_once(runs: list[dict]) -> list[dict]:
+    """The runs in their first order, each listed once: an archive's own list already names the runs its
+    report verified from records, which this report adds again where it does the same."""
+    seen: set[tuple] = set()
+    unique = []
+    for run in runs:
+        identity = (run.get("experiment"), run.get("variant"), run.get("seed"), run.get("profile"), run.get("key"))
+        if identity not in seen:
+            seen.add(identity)
+            unique.append(run)
+    return unique
 
 
 def study_outcomes(settings: Settings, catalog: Catalog) -> dict[str, Outcome]:

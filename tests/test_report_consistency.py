@@ -42,3 +42,21 @@ def test_a_run_shown_with_two_values_is_found() -> None:
     report = {"verdicts": [{"claim": claim, "experiment": "fedrolex-cifar10", "profile": "standard", "numbers": n}
                            for n in (series, other)]}
     assert len(repeated_runs(report, catalog)) == 1
+
+
+def listed_twice(report: dict) -> list[tuple]:
+    runs = [(r["experiment"], r["variant"], r["seed"], r["profile"], r["key"]) for r in report["runs"]]
+    return sorted({run for run in runs if runs.count(run) > 1})
+
+
+def test_the_committed_report_lists_each_run_once() -> None:
+    report = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
+    assert listed_twice(report) == []
+
+
+def test_a_report_rebuilt_from_its_own_archive_adds_no_run_twice() -> None:
+    from harness.pipeline import listed_once
+    run = {"experiment": "e", "variant": "v", "seed": 0, "profile": "learning", "key": "k"}
+    other = {**run, "seed": 1, "key": "k1"}
+    assert listed_once([run, other, dict(run)]) == [run, other]
+    assert listed_twice({"runs": [run, other, dict(run)]}) == [("e", "v", 0, "learning", "k")]
