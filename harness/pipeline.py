@@ -231,14 +231,8 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
 def listed_once(runs: list[dict]) -> list[dict]:
     """The runs in their first order, each listed once: an archive's own list already names the runs its
     report verified from records, which this report adds again where it does the same."""
-    seen: set[tuple] = set()
-    unique = []
-    for run in runs:
-        identity = (run.get("experiment"), run.get("variant"), run.get("seed"), run.get("profile"), run.get("key"))
-        if identity not in seen:
-            seen.add(identity)
-            unique.append(run)
-    return unique
+    return list({(r.get("experiment"), r.get("variant"), r.get("seed"), r.get("profile"), r.get("key")): r
+                 for r in runs}.values())
 
 
 def study_outcomes(settings: Settings, catalog: Catalog) -> dict[str, Outcome]:
