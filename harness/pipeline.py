@@ -121,6 +121,10 @@ def _archived_config_changed(catalog, claim, profile: str, archive: Archive, sto
     return None
 
 
+def _record_digest(store: ResultStore) -> Callable[[str], str | None]:
+    return lambda key: (store.get(key) or {}).get("checksum")
+
+
 def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: Archive, lookup, settings: Settings,
                       store: ResultStore, fingerprints) -> None:
     """An archived profile's verdicts: a claim whose every record this store holds is verified from
@@ -133,7 +137,7 @@ def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: 
         stored = verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
         if not stored.data_unavailable and (stored.status != SKIPPED or stored.numbers):
             if held:
-                check_against_records(catalog, claim, profile, archive, stored)
+                check_against_records(catalog, claim, profile, archive, stored, _record_digest(store))
             from_records.append(claim)
             new += not held
         elif stored.data_unavailable and not held:
@@ -146,8 +150,7 @@ def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: 
     if not from_records + unavailable:
         return
     requests, _ = plan(catalog, from_records + unavailable, [profile], settings, store, fingerprints)
-    outcome.archived_runs += [{"experiment": r.experiment, "variant": r.variant, "seed": r.seed, "profile": profile,
-                               "key": r.key} for r in requests]
+    outcome.archived_runs += [run_entry(r, store, profile) for r in requests]
     if not from_records:
         return
     numerics = sorted({n for v in outcome.verdicts if v.profile == profile and v.claim in
@@ -226,6 +229,14 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
     apply_families(outcome.verdicts, lambda v: expectation_alpha(catalog, v))
     outcome.execution.events = list(store.events)
     return outcome
+
+
+def run_entry(request: RunRequest, store: ResultStore | None, profile: str | None = None) -> dict:
+    """A run as REPORT.json lists it: its identity, its key, and the content digest (checksum) of the record
+    its values were read from, None where there is none here."""
+    record = store.get(request.key) if store is not None else None
+    return {"experiment": request.experiment, "variant": request.variant, "seed": request.seed,
+            "profile": profile or request.profile, "key": request.key, "record": (record or {}).get("checksum")}
 
 
 def listed_once(runs: list[dict]) -> list[dict]:

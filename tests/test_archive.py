@@ -143,6 +143,10 @@ def test_the_same_runs_made_under_other_numerics_may_differ_from_the_archive(set
     for verdict in data["verdicts"]:
         if (verdict["claim"], verdict["profile"]) == (claim, "standard"):
             verdict["numerics"] = ["another-machine00"]
+            keys = set(verdict["runs"])
+    for run in data["runs"]:
+        if run["key"] in keys:
+            run["record"] = "f" * 64  # another machine's record of the run
     path.write_text(json.dumps(sealed(data)), encoding="utf-8")
     outcome = verify(settings, pattern=f"^{claim}$", profiles=("smoke",), archive=load_archive(path),
                      archived=("standard",))
@@ -207,6 +211,10 @@ def _rename_a_seed(data):
     values["s1"] = values.pop(next(iter(values)))
 
 
+def _a_record_digest_that_is_not_one(data):
+    data["runs"][0]["record"] = "edited"
+
+
 def _format_99(data):
     data.pop("checksum", None)
     data["format"] = 99
@@ -224,6 +232,7 @@ def _a_key_for_another_run(data):
     (_text_for_a_value, True, "has value 'high'"),
     (_rename_a_seed, True, "seed 's1'"),
     (_a_key_for_another_run, True, "listed as"),
+    (_a_record_digest_that_is_not_one, True, "record digest 'edited' is not a SHA-256 hex digest"),
 ])
 def test_an_archive_edited_or_damaged_is_refused_by_name(tmp_path, change, seal, message) -> None:
     path = _edited(tmp_path, change, seal)
@@ -266,3 +275,17 @@ def test_a_profiles_origin_does_not_accumulate_the_notes_of_each_report_that_car
     path = tmp_path / "REPORT.json"
     path.write_text(json.dumps(sealed(data)), encoding="utf-8")
     assert load_archive(path).provenance("learning") == origin
+
+
+def test_archived_values_of_seeds_the_profile_does_not_run_are_refused(tmp_path) -> None:
+    claim = "hasfl.alloc.cap-at-2.4-for-tier-1.0"
+
+    def add_a_seed(data):
+        verdict = next(v for v in data["verdicts"] if (v["claim"], v["profile"]) == (claim, "standard"))
+        values = next(iter(verdict["numbers"].values()))["values"]
+        values["12345"] = next(iter(values.values()))
+
+    archive = load_archive(_edited(tmp_path, add_a_seed, seal=True))
+    with pytest.raises(ValueError, match=rf"REPORT.json: claim {claim} at standard, series .*: seeds \[12345\] are "
+                                         r"not among the profile's \[0\]"):
+        reverify(CATALOG, CATALOG.claim(claim), "standard", archive)

@@ -60,3 +60,15 @@ def test_a_report_rebuilt_from_its_own_archive_adds_no_run_twice() -> None:
     other = {**run, "seed": 1, "key": "k1"}
     assert listed_once([run, other, dict(run)]) == [run, other]
     assert listed_twice({"runs": [run, other, dict(run)]}) == [("e", "v", 0, "learning", "k")]
+
+
+def test_each_committed_run_names_the_record_its_values_came_from() -> None:
+    """REPORT.json lists, per run, its record's content digest; a run whose record is committed names that one."""
+    from harness.running.bundle import RecordBundle
+
+    report = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
+    bundle = RecordBundle(ROOT / "records")
+    committed = [run for run in report["runs"] if run["profile"] != "smoke" and bundle.has(run["key"])]
+    assert len(committed) > 100
+    differing = [run["key"][:16] for run in committed if run.get("record") != bundle.read(run["key"])["checksum"]]
+    assert differing == []

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.pipeline import Outcome, numerics_of
+from harness.pipeline import Outcome, numerics_of, run_entry
 from harness.report.studies import StudyReading, study_dicts
 from harness.verdicts.archive import sealed
 from methods.plain import json_safe
@@ -15,8 +15,7 @@ from methods.plain import json_safe
 def report_json(outcome: Outcome, report: Any, readings: list[StudyReading], base: Path) -> str:
     """The text of REPORT.json (`report`: the rendered report's levels, accuracies, proxies and commit; `base`:
     the folder study figures are linked from)."""
-    runs = [{"experiment": r.experiment, "variant": r.variant, "seed": r.seed, "profile": r.profile, "key": r.key}
-            for r in outcome.requests if r.profile not in outcome.archived]
+    runs = [run_entry(r, outcome.store) for r in outcome.requests if r.profile not in outcome.archived]
     payload = {"commit": report.commit, "profiles": outcome.profiles, "numerics": numerics_of(outcome),
                "archived": outcome.archived,
                "verdicts": [{**v.to_dict(), "level": report.levels[(v.claim, v.profile)].to_dict(),

@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,6 +76,10 @@ def _checked(data: Any) -> None:
         if runs.setdefault(run["key"], identity) != identity:
             raise ValueError(f"run key {run['key']} listed as {'/'.join(map(str, runs[run['key']]))} and as "
                              f"{'/'.join(map(str, identity))}")
+        digest = run.get("record")
+        if digest is not None and not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest)):
+            raise ValueError(f"run {'/'.join(map(str, identity))} (key {run['key']}): record digest {digest!r} is "
+                             "not a SHA-256 hex digest")
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,10 @@ class Archive:
         was unavailable there."""
         archived = self.entry(catalog, loaded, profile)
         return bool(archived and (archived.get("numbers") or archived.get("data_unavailable")))
+
+    def record_digests(self) -> dict[str, str]:
+        """Each listed run's record digest by run key (runs listed without one are absent)."""
+        return {run["key"]: run["record"] for run in self.run_list if run.get("record")}
 
     def runs(self, profiles) -> list[dict[str, Any]]:
         """The archive's list of runs (experiment, variant, seed, profile, key) at the profiles."""
@@ -218,20 +228,31 @@ def _same_value(archived: Any, recorded: Any) -> bool:
     return float(archived) == float(recorded) or math.isclose(float(archived), float(recorded), rel_tol=1e-12)
 
 
+def _same_recordings(archive: Archive, archived: dict[str, Any], from_records: Verdict,
+                     digest_of: Callable[[str], str | None]) -> bool:
+    """Whether an archived observation was read from the very records a claim was just verified from: by
+    each run's record digest where the archive lists them all, else (an archive written before it listed
+    them) by the numerics (a run's key fixes its inputs and code; its numerics fix its last bits)."""
+    listed = archive.record_digests()
+    keys = archived.get("runs") or []
+    if all(key in listed for key in keys):
+        return all(listed[key] == digest_of(key) for key in keys)
+    return sorted(archived.get("numerics") or []) == sorted(from_records.numerics)
+
+
 def check_against_records(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archive,
-                          from_records: Verdict) -> None:
+                          from_records: Verdict, digest_of: Callable[[str], str | None]) -> None:
     """Refuse an archive whose observation of a claim differs from what the same records give: where the
-    archived verdict lists exactly the runs the claim was just verified from, under the same numerics (a
-    run's key fixes its inputs and code; its numerics fix its last bits), each archived per-seed value
-    must be its record's.
-    A value edited with the checksum recomputed is caught here wherever the records are at hand."""
+    archived verdict lists exactly the runs the claim was just verified from, recorded as the records here
+    (`_same_recordings`; `digest_of`: a run key's record digest here), each archived per-seed value must be
+    its record's. A value edited with the checksum recomputed is caught here wherever the records are at hand."""
     archived = archive.entry(catalog, loaded, profile)
     if not archived or not archived.get("numbers") or not from_records.runs:
         return
     if sorted(archived.get("runs") or []) != sorted(from_records.runs):
         return
-    if sorted(archived.get("numerics") or []) != sorted(from_records.numerics):
-        return  # the same runs made under other numerics (another machine's records): other last bits
+    if not _same_recordings(archive, archived, from_records, digest_of):
+        return  # the same runs recorded elsewhere (another machine's numerics): other last bits
     for label, numbers in archived["numbers"].items():
         recorded = (from_records.numbers.get(label) or {}).get("values")
         if recorded is None:
@@ -245,6 +266,16 @@ def check_against_records(catalog: Catalog, loaded: LoadedClaim, profile: str, a
         if set(recorded) != set(numbers["values"]):
             raise ValueError(f"{archive.path}: claim {loaded.id} at {profile}, series {label!r}: archived seeds "
                              f"{sorted(numbers['values'])} are not its records' {sorted(recorded)}")
+
+
+def _check_seeds(archive: Archive, loaded: LoadedClaim, profile: str, numbers: dict[str, Any],
+                 seeds: list[int]) -> None:
+    """Refuse archived per-seed values of seeds the profile does not run (its verdicts read only those)."""
+    for label, series in numbers.items():
+        foreign = sorted({int(seed) for seed in series["values"]} - set(seeds))
+        if foreign:
+            raise ValueError(f"{archive.path}: claim {loaded.id} at {profile}, series {label!r}: seeds {foreign} are "
+                             f"not among the profile's {sorted(seeds)}")
 
 
 def reverify(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archive) -> Verdict:
@@ -262,6 +293,7 @@ def reverify(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archi
         verdict.reason = (f"not run at profile {profile!r} (the archived observations hold none of it); "
                           f"`fedclaims report --profile {profile}` runs it")
         return verdict
+    _check_seeds(archive, loaded, profile, archived["numbers"], target.spec.profiles[profile].seeds)
     observed = observed_from_numbers(target, claim.observe, profile, archived["numbers"],
                                      expectation.spread_reference)
     verdict.observed = observed.text()
