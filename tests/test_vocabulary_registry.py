@@ -2,6 +2,7 @@
 meets one contract, and is what the claim schema, the validator's key suggestions and docs/claims.md read."""
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -26,6 +27,25 @@ def test_every_expectation_names_its_field_documents_itself_and_reads_as_written
 def test_every_observation_names_its_field_and_documents_itself(key: str) -> None:
     model = OBSERVATIONS[key]
     assert key in model.model_fields and model.doc.startswith(f"`{{{key}:")
+
+
+def test_every_observation_has_a_shape_and_every_shape_a_reader() -> None:
+    """Readers dispatch on an observation's declared shape, never its class: an observation of a shape they
+    read needs no other module."""
+    from harness.schema.observations import Shape
+    from harness.verdicts.observe import OBSERVERS
+
+    assert all(isinstance(model.shape, Shape) for model in OBSERVATIONS.values())
+    assert set(OBSERVERS) == set(Shape)
+
+
+def test_readers_never_dispatch_on_an_observation_class() -> None:
+    root = Path(__file__).resolve().parents[1] / "harness"
+    classes = "|".join(model.__name__ for model in OBSERVATIONS.values())
+    found = [f"{path.relative_to(root)}:{n}" for path in sorted(root.rglob("*.py"))
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(rf"isinstance\([^)]*\b({classes})\b", line)]
+    assert found == []
 
 
 def test_the_schema_unions_are_built_from_the_registry() -> None:

@@ -12,10 +12,7 @@ from harness.loading.validation_errors import problems_from
 from harness.loading.yamlsource import Document
 from harness.schema.claim import ClaimFile
 from harness.schema.observations import OBSERVATION_KEYS
-from harness.schema.observations.correlation import CorrelationObservation
-from harness.schema.observations.difference import DifferenceObservation
-from harness.schema.observations.metric import MetricObservation
-from harness.schema.observations.spread import SpreadObservation
+from harness.schema.observations.base import Shape
 
 if TYPE_CHECKING:
     from harness.loading.catalog import LoadedClaim, LoadedSpec
@@ -50,14 +47,14 @@ def check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: set
     if spec.paper != loaded.paper:
         report(("experiment",),
                f"experiment {claim.experiment!r} belongs to paper {spec.paper!r}, not {loaded.paper!r}")
-    obs = claim.observe
+    obs: Any = claim.observe  # its fields are those of its shape (obs.shape)
     variants_field = "of"
     for j, variant in enumerate(obs.variants):
         if variant not in spec.variants:
             sub = ("observe", variants_field) if isinstance(obs.of, str) else ("observe", variants_field, j)
             report(sub, f"unknown variant {variant!r} of experiment {spec.experiment!r}"
                         f"{did_you_mean(variant, spec.variants)}")
-    if isinstance(obs, CorrelationObservation):
+    if obs.shape is Shape.CORRELATION:
         names = [*obs.correlation, *([obs.given] if obs.given else [])]
         for j, name in enumerate(names):
             if name not in kind.client_quantities:
@@ -104,7 +101,7 @@ def _fixed_by_the_code_path(kind: ExperimentKind, obs) -> bool:
 
 def _spread_fixed_by_config(target: LoadedSpec, obs, expectation, profile: str) -> str | None:
     """A spread observation of a metric the kind declares deterministic at `profile` for some variant."""
-    if not isinstance(obs, SpreadObservation) or expectation.skips:
+    if obs.shape is not Shape.SPREAD or expectation.skips:
         return None
     metric, configs = _metric_configs(target, obs, profile)
     fixed = [variant for variant, config in configs.items() if metric is not None and metric.is_deterministic(config)]
@@ -118,7 +115,7 @@ def _spread_fixed_by_config(target: LoadedSpec, obs, expectation, profile: str) 
 def _exact_equality_of_a_varying_mean(target: LoadedSpec, obs, expectation, profile: str) -> str | None:
     """An `equals` without a tolerance on a mean that varies with the seed."""
     if not (expectation.exact_equality_of_the_mean
-            and isinstance(obs, (MetricObservation, DifferenceObservation))):
+            and obs.shape in (Shape.VALUES, Shape.PAIRED) and not obs.ranked):
         return None
     metric, configs = _metric_configs(target, obs, profile)
     if metric is None or all(metric.is_deterministic(config) for config in configs.values()):

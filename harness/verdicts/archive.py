@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec
-from harness.schema.observations.correlation import CorrelationObservation
-from harness.schema.observations.spread import SpreadObservation
+from harness.schema.observations.base import Shape
 from harness.statistics.correlation_estimates import Correlation
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import Verdict, _record_decision, evaluate, verdict_head
@@ -163,7 +162,7 @@ def _series(label: str, numbers: dict[str, Any], deterministic: bool, agreement:
             obs) -> Series:
     values = {int(seed): math.nan if v is None else float(v) for seed, v in numbers["values"].items()}
     correlations = {}
-    if isinstance(obs, CorrelationObservation):
+    if obs.shape is Shape.CORRELATION:
         intervals, clients = numbers.get("intervals") or {}, numbers.get("clients") or {}
         correlations = {seed: _correlation(value, intervals.get(str(seed)), int(clients.get(str(seed), 0)), obs)
                         for seed, value in values.items()}
@@ -190,12 +189,12 @@ def observed_from_numbers(target: LoadedSpec, obs, profile: str, numbers: dict[s
             traits = _metric_traits(target, obs.metric, [spread_of], profile) if spread_of else (False, 0.0, False)
             spread = _series(label[len(SPREAD_PREFIX):], data, *traits, obs)
             continue
-        if isinstance(obs, CorrelationObservation):
+        if obs.shape is Shape.CORRELATION:
             traits = (False, 0.0, False)
         else:
             traits = _metric_traits(target, obs.metric, list(obs.variants), profile)
         series.append(_series(label, data, *traits, obs))
-    return Observed(series, spread, isinstance(obs, SpreadObservation))
+    return Observed(series, spread, obs.shape is Shape.SPREAD)
 
 
 def _observation_of(loaded: LoadedClaim, profile: str) -> tuple:

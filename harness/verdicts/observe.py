@@ -7,14 +7,14 @@ series notes every evaluation so treated (`Series.notes`), which the verdict's r
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from harness.kinds.base import ExperimentKind, Metric
 from harness.kinds.evaluations import MissingValue, record_id
+from harness.schema.observations import Shape
 from harness.schema.observations.correlation import CorrelationObservation
-from harness.schema.observations.difference import DifferenceObservation
-from harness.schema.observations.spread import SpreadObservation
 from harness.statistics.correlation_estimates import correlation
 from harness.statistics.series import Observed, Series
 
@@ -66,30 +66,47 @@ def _correlation_series(kind: ExperimentKind, obs: CorrelationObservation, varia
                   quantity=f"{obs.method} {quantity}")
 
 
+def _values(kind: ExperimentKind, obs, label: Callable[[str], str], seeds: list[int], records: Records,
+            spread_variant: str | None) -> Observed:
+    return Observed([metric_series(kind, obs.metric, obs.args, v, f"{label(v)} ({obs.metric})", seeds, records)
+                     for v in obs.variants])
+
+
+def _spread(kind: ExperimentKind, obs, label: Callable[[str], str], seeds: list[int], records: Records,
+            spread_variant: str | None) -> Observed:
+    return replace(_values(kind, obs, label, seeds, records, spread_variant), spread_ratio=True)
+
+
+def _paired(kind: ExperimentKind, obs, label: Callable[[str], str], seeds: list[int], records: Records,
+            spread_variant: str | None) -> Observed:
+    first, second = (metric_series(kind, obs.metric, obs.args, v, label(v), seeds, records) for v in obs.of)
+    difference = Series(f"{label(obs.of[0])} − {label(obs.of[1])} ({obs.metric})",
+                        {seed: first.values[seed] - second.values[seed] for seed in seeds},
+                        first.deterministic and second.deterministic,
+                        invariant=first.invariant and second.invariant,
+                        agreement=max(first.agreement, second.agreement), quantity=f"difference of {obs.metric}",
+                        structural=first.structural and second.structural, notes=first.notes + second.notes)
+    spread = None
+    if spread_variant is not None:
+        spread = metric_series(kind, obs.metric, obs.args, spread_variant, label(spread_variant), seeds, records)
+    return Observed([difference], spread)
+
+
+def _correlations(kind: ExperimentKind, obs, label: Callable[[str], str], seeds: list[int], records: Records,
+                  spread_variant: str | None) -> Observed:
+    names = f"r({obs.correlation[0]}, {obs.correlation[1]}" + (f" | {obs.given})" if obs.given else ")")
+    return Observed([_correlation_series(kind, obs, v, f"{label(v)} {names}", seeds, records) for v in obs.variants])
+
+
+OBSERVERS: dict[Shape, Callable[..., Observed]] = {
+    Shape.VALUES: _values, Shape.SPREAD: _spread, Shape.PAIRED: _paired, Shape.CORRELATION: _correlations}
+"""How the series of each shape of observation are read from records (every shape has one: a test checks)."""
+
+
 def observe(kind: ExperimentKind, obs, variant_labels: Mapping[str, str], seeds: list[int],
             records: Records, spread_variant: str | None = None) -> Observed:
     """The observation's series; `spread_variant` adds a reference series for within_spread_of."""
     def label(variant: str) -> str:
         return variant_labels.get(variant) or variant
 
-    if isinstance(obs, CorrelationObservation):
-        names = f"r({obs.correlation[0]}, {obs.correlation[1]}" + (f" | {obs.given})" if obs.given else ")")
-        series = [_correlation_series(kind, obs, v, f"{label(v)} {names}", seeds, records) for v in obs.variants]
-        return Observed(series)
-    if isinstance(obs, DifferenceObservation):
-        first, second = (metric_series(kind, obs.metric, obs.args, v, label(v), seeds, records) for v in obs.of)
-        difference = Series(f"{label(obs.of[0])} − {label(obs.of[1])} ({obs.metric})",
-                            {seed: first.values[seed] - second.values[seed] for seed in seeds},
-                            first.deterministic and second.deterministic,
-                            invariant=first.invariant and second.invariant,
-                            agreement=max(first.agreement, second.agreement), quantity=f"difference of {obs.metric}",
-                            structural=first.structural and second.structural, notes=first.notes + second.notes)
-        spread = None
-        if spread_variant is not None:
-            spread = metric_series(kind, obs.metric, obs.args, spread_variant, label(spread_variant), seeds, records)
-        return Observed([difference], spread)
-    series = [metric_series(kind, obs.metric, obs.args, v, f"{label(v)} ({obs.metric})", seeds, records)
-              for v in obs.variants]
-    if isinstance(obs, SpreadObservation):
-        return Observed(series, spread_ratio=True)
-    return Observed(series)
+    return OBSERVERS[obs.shape](kind, obs, label, seeds, records, spread_variant)

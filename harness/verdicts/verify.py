@@ -53,7 +53,7 @@ from harness.loading.catalog import Catalog, LoadedClaim
 from harness.numerics import fingerprint
 from harness.running.planning import variants_needed
 from harness.schema.expectations.base import ExpectationBase
-from harness.schema.observations.difference import DifferenceObservation
+from harness.schema.observations.base import Shape
 from harness.statistics.evidence import margin_text, margins
 from harness.statistics.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SKIPPED, STATUSES, Decision, fmt
 from harness.statistics.series import Observed
@@ -111,7 +111,7 @@ def _constant_comparison(expectation, obs, observed: Observed) -> str | None:
         return None
     (value,) = values
     seeds = len(series[0].values)
-    if isinstance(obs, DifferenceObservation):
+    if obs.shape is Shape.PAIRED:
         if value != 0.0:
             return None
         return (f"{series[0].label} is 0 on every one of {seeds} seeds: the variants agree exactly, so the metric "

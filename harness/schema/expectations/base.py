@@ -9,9 +9,7 @@ from pydantic import Field
 from harness.design.readings import Reading, value_design
 from harness.design.spreads import SeriesNumbers
 from harness.schema.base import StrictModel
-from harness.schema.observations.compare import CompareObservation
-from harness.schema.observations.correlation import CorrelationObservation
-from harness.schema.observations.spread import SpreadObservation
+from harness.schema.observations.base import Shape
 from harness.statistics import spreads, values
 from harness.statistics.bands import Admitted
 from harness.statistics.outcome import Decision
@@ -109,8 +107,8 @@ class ExpectationBase(StrictModel):
 
     def fit_problems(self, obs, variants: Collection[str]) -> list[str]:
         """Why it cannot test the observation `obs` of an experiment with `variants` (none: it fits)."""
-        if isinstance(obs, CompareObservation):
-            return [f"a 'compare' observation needs an 'order' expectation, not {type(self).__name__.lower()}"]
+        if obs.ranked:
+            return [f"a '{obs.key}' observation needs an 'order' expectation, not {type(self).__name__.lower()}"]
         return self._fit_problems(obs, variants)
 
     def _fit_problems(self, obs, variants: Collection[str]) -> list[str]:
@@ -145,7 +143,7 @@ class ValueTest(ExpectationBase):
     def _reading(self, obs) -> str:
         """How the value is read where it is not the mean's own test: on every seed, or as a correlation's
         Fisher z (per seed or pooled); '' for the mean of a metric."""
-        if isinstance(obs, CorrelationObservation):
+        if obs.shape is Shape.CORRELATION:
             test = self._correlation_test_text()
             return (f" on every seed (Fisher z per seed, {test})" if self.every_seed
                     else f" (random-effects pool of Fisher z over seeds, {test})")
@@ -158,13 +156,13 @@ class ValueTest(ExpectationBase):
         return f" (mean's {1 - 2 * self.alpha:.0%} t-interval inside it)"
 
     def _fit_problems(self, obs, variants: Collection[str]) -> list[str]:
-        if isinstance(obs, SpreadObservation):
+        if obs.shape is Shape.SPREAD:
             if self.of != "mean":
                 return ["a 'spread' observation (one ratio per profile) takes a bound or a range, of the mean"]
             if any(b <= 0 for b in self._stated()):
                 return [f"a ratio of standard deviations is positive; bound {self._stated()} cannot be met or "
                         "missed meaningfully"]
-        if isinstance(obs, CorrelationObservation):
+        if obs.shape is Shape.CORRELATION:
             if any(not -1.0 <= b <= 1.0 for b in self._stated()):
                 return [f"a correlation lies in [-1, 1]; bound {self._stated()} cannot be met or missed meaningfully"]
             admitted = self.admitted()

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 from pydantic import Field, model_validator
 
 from harness.schema.base import MAX_LISTED, Identifier
-from harness.schema.observations.base import ObservationBase, distinct_names
+from harness.schema.observations.base import ObservationBase, Shape, distinct_names
 
 
 class CompareObservation(ObservationBase):
@@ -17,6 +17,8 @@ class CompareObservation(ObservationBase):
     doc: ClassVar[str] = (
         '`{compare: METRIC, of: [A, B, ...]}` — the metric of several variants, for an `order`.')
     """Its line in docs/claims.md."""
+    shape: ClassVar[Shape] = Shape.VALUES
+    ranked: ClassVar[bool] = True
 
     compare: str
     of: list[Identifier] = Field(min_length=2, max_length=MAX_LISTED)

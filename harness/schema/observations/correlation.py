@@ -6,7 +6,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from harness.schema.base import MAX_LISTED, Identifier
-from harness.schema.observations.base import ObservationBase, distinct_names
+from harness.schema.observations.base import ObservationBase, Shape, distinct_names
 
 
 class CorrelationObservation(ObservationBase):
@@ -22,6 +22,7 @@ class CorrelationObservation(ObservationBase):
         'clients of two per-client quantities, one value per seed (partial on Z if given), with a Fisher-z '
         "interval (Spearman's with the Bonett-Wright variance (1 + r²/2) / (n − 3)).")
     """Its line in docs/claims.md."""
+    shape: ClassVar[Shape] = Shape.CORRELATION
 
     correlation: tuple[str, str]
     given: str | None = None

@@ -7,7 +7,7 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from harness.schema.base import Identifier
-from harness.schema.observations.base import ObservationBase
+from harness.schema.observations.base import ObservationBase, Shape
 
 
 class DifferenceObservation(ObservationBase):
@@ -18,6 +18,7 @@ class DifferenceObservation(ObservationBase):
     doc: ClassVar[str] = (
         '`{difference: METRIC, of: [A, B]}` — paired per-seed difference A − B.')
     """Its line in docs/claims.md."""
+    shape: ClassVar[Shape] = Shape.PAIRED
 
     difference: str
     of: tuple[Identifier, Identifier]

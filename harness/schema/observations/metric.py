@@ -6,7 +6,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import Field, model_validator
 
 from harness.schema.base import MAX_LISTED, Identifier
-from harness.schema.observations.base import ObservationBase, distinct_names
+from harness.schema.observations.base import ObservationBase, Shape, distinct_names
 
 
 class MetricObservation(ObservationBase):
@@ -18,6 +18,7 @@ class MetricObservation(ObservationBase):
         '`{metric: NAME, of: VARIANT or [VARIANTS], args: {...}}` — one value per seed of each variant; with '
         'several variants the expectation must hold for each.')
     """Its line in docs/claims.md."""
+    shape: ClassVar[Shape] = Shape.VALUES
 
     metric: str
     of: Identifier | Annotated[list[Identifier], Field(max_length=MAX_LISTED)]

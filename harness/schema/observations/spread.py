@@ -7,7 +7,7 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from harness.schema.base import Identifier
-from harness.schema.observations.base import ObservationBase
+from harness.schema.observations.base import ObservationBase, Shape
 
 
 class SpreadObservation(ObservationBase):
@@ -20,6 +20,7 @@ class SpreadObservation(ObservationBase):
         "B's (for 'the spread doubles'); a bound or range on it is tested on log(ratio), whose standard error "
         'is √(1/(2(n_A − 1)) + 1/(2(n_B − 1))) (normal approximation of log sample variances).')
     """Its line in docs/claims.md."""
+    shape: ClassVar[Shape] = Shape.SPREAD
 
     spread: str
     of: tuple[Identifier, Identifier]
