@@ -106,6 +106,7 @@ def test_the_projects_report_is_written_from_a_clean_tree_only(monkeypatch, tmp_
     import argparse
 
     from harness import cli, provenance
+    from harness.cli.runs import _refuse_dirty_report
     from harness.settings import Settings
     monkeypatch.setattr(provenance, "git_commit", lambda directory: "abc123+uncommitted changes")
     root = Path(__file__).resolve().parents[1]
@@ -113,9 +114,9 @@ def test_the_projects_report_is_written_from_a_clean_tree_only(monkeypatch, tmp_
     assert "uncommitted changes" in capsys.readouterr().err
     settings = Settings.from_env(root)
     elsewhere = argparse.Namespace(output=str(tmp_path / "REPORT.md"), allow_dirty=False)
-    cli._refuse_dirty_report(elsewhere, settings)  # a report written elsewhere is the user's own
+    _refuse_dirty_report(elsewhere, settings)  # a report written elsewhere is the user's own
     told = argparse.Namespace(output=str(root / "REPORT.md"), allow_dirty=True)
-    cli._refuse_dirty_report(told, settings)
+    _refuse_dirty_report(told, settings)
 
 
 @pytest.mark.parametrize("argv, option", [
