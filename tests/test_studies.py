@@ -209,7 +209,7 @@ def test_the_study_command_writes_its_reading_and_reads_the_store(settings, tmp_
 
 
 def test_a_points_cost_is_measured_or_estimated_from_the_nearest_measured_point() -> None:
-    from harness.report.studies import point_costs
+    from harness.report.study_costs import point_costs
     costs = point_costs([64, 320, 1280, 2500], {64: [30.0, 34.0], 1280: [570.0, 580.0]}, planned=4)
     assert [c.walls for c in costs][0] == [30.0, 34.0] and costs[0].estimate is None
     assert costs[1].estimate == pytest.approx(575.0 * 320 / 1280)  # nearer 1280 (×4) than 64 (×5) on a log axis

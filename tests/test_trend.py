@@ -182,7 +182,7 @@ def test_a_study_readings_dict_is_plain_json_with_every_point_and_trend() -> Non
 def test_the_figure_draws_each_seeds_own_line_the_mean_and_the_value_at_the_paper_scale() -> None:
     import matplotlib.pyplot as plt
 
-    from harness.report.studies import _draw_trend
+    from harness.report.study_figures import _draw_trend
     data = _lines([0.4, 0.1, 0.9, -0.2], [-0.07, -0.02, -0.11, -0.05], wiggle=0.03)
     points = [PointReading(x, f"p{x}", "FAIL", "", {"r": {seed: dict(pairs)[x] for seed, pairs in data.items()}})
               for x in AXIS]

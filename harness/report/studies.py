@@ -2,8 +2,8 @@
 axis (every seed with its own fitted line, seed spread, the mean trend, the paper's range as a
 band), the verdict at each point, and per series a trend read at the paper's scale (measured
 there, or read off the seeds' lines and labelled so). `read_study` returns it as a structure a
-renderer prints (`markdown`, `figures`, `to_dict`; `study_dicts` for REPORT.json); it draws its
-figures with matplotlib (Agg)."""
+renderer prints (`markdown`, `figures`, `to_dict`; `study_dicts` for REPORT.json); its figures are
+`study_figures`', its costs `study_costs`'."""
 from __future__ import annotations
 
 import math
@@ -12,15 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 
 from harness.loading.catalog import Catalog, LoadedClaim
 from harness.loading.studies import PAPER_PROFILE, LoadedStudy, StudyPoint, observed_variants
 from harness.report.cells import cell, relative
+from harness.report.study_costs import PointCost, study_costs
+from harness.report.study_figures import draw_claim
 from harness.running.store import wall_seconds
 from harness.schema.expectations.base import ExpectationBase
 from harness.statistics.trend import EXTRAPOLATED, MEASURED, Band, Estimate, Trend, fit_trend, heading, reading
@@ -29,8 +27,6 @@ from methods.plain import json_safe
 
 Lookup = Callable[[str, str, int, str], tuple[str, "dict | None"]]
 """(experiment, variant, seed, profile) -> (store key, record or None): `Outcome.lookup`."""
-LOG_AXIS_SPAN = 10.0
-"""Figures put the axis on a log scale when its points and the paper's scale span a decade or more."""
 
 
 def paper_band(expectation: ExpectationBase | None) -> Band | None:
@@ -143,39 +139,6 @@ class ClaimReading:
                 "longer contradict the statement), so it is the smaller scales', not shown to be the paper's; "
                 + ("the claim holds there" if last.status == "PASS" else
                    "whether the paper's statement holds is not decided there"))
-
-
-@dataclass
-class PointCost:
-    """What one point of the axis cost: its runs' measured wall time, or an estimate where none ran."""
-
-    value: int | float
-    planned: int
-    walls: list[float]
-    estimate: float | None = None
-    """Seconds per run where no run is stored: the nearest measured point's mean scaled by the axis
-    ratio (a run's time is nearly all local training, proportional to data or epochs)."""
-
-    def text(self) -> str:
-        if self.walls:
-            mean = float(np.mean(self.walls))
-            return (f"| {self.value} | {len(self.walls)} of {self.planned} | {mean:,.0f} | "
-                    f"{sum(self.walls):,.0f} |")
-        if self.estimate is not None:
-            return (f"| {self.value} | 0 of {self.planned} | about {self.estimate:,.0f} (estimate) | "
-                    f"about {self.estimate * self.planned:,.0f} (estimate) |")
-        return f"| {self.value} | 0 of {self.planned} | — | — |"
-
-
-def point_costs(values: list[int | float], walls: dict[int | float, list[float]], planned: int) -> list[PointCost]:
-    """Each point's measured cost; points without runs estimated from the nearest measured point."""
-    costs = [PointCost(value, planned, walls.get(value, [])) for value in values]
-    measured = [c for c in costs if c.walls]
-    for cost in costs:
-        if not cost.walls and measured and isinstance(cost.value, (int, float)) and cost.value > 0:
-            nearest = min(measured, key=lambda c: abs(math.log(cost.value / c.value)))
-            cost.estimate = float(np.mean(nearest.walls)) * cost.value / nearest.value
-    return costs
 
 
 @dataclass
@@ -318,82 +281,6 @@ def series_trend(label: str, points: list[PointReading], band: Band | None, pape
                        None if band is None else heading(fit, band, x))
 
 
-def _grid(start: float, end: float, log_axis: bool, count: int = 50) -> np.ndarray:
-    return np.geomspace(start, end, count) if log_axis else np.linspace(start, end, count)
-
-
-def _draw_trend(ax, trend: SeriesTrend, log_axis: bool, colour: str) -> list[float]:
-    """Each seed's own line (thin) and their mean (dashed) over the measured points, the mean
-    dotted on to the paper's scale where it is read off the lines, and the value there with its
-    interval; returns the values drawn."""
-    fit = trend.trend
-    assert fit is not None  # only fitted trends are drawn
-    span = (min(fit.measured), max(fit.measured))
-    grid = _grid(*span, log_axis)
-    coordinates = [fit.coordinate(g) for g in grid]
-    for number, line in enumerate(fit.lines):
-        ax.plot(grid, [line.at(u) for u in coordinates], "-", color=colour, linewidth=0.6, alpha=0.45,
-                label="each seed's own line" if number == 0 else None)
-    ax.plot(grid, [fit.at(g) for g in grid], "--", color=colour, linewidth=1.4,
-            label="trend (mean of the seeds' lines)")
-    at = trend.at_paper
-    if at is None:
-        return []
-    if at.source == EXTRAPOLATED:
-        beyond = _grid(span[1] if at.x > span[1] else span[0], at.x, log_axis, 20)
-        ax.plot(beyond, [fit.at(g) for g in beyond], ":", color=colour, linewidth=1)
-    low, high = at.interval or (at.mean, at.mean)
-    source = "measured" if at.source == MEASURED else f"{at.source}, not measured"
-    ax.errorbar([at.x], [at.mean], yerr=[[at.mean - low], [high - at.mean]], color=colour,
-                marker="D" if at.source == MEASURED else "x", capsize=4, linestyle="none",
-                label=f"at the paper's scale ({source}; {at.confidence:.0%} interval)")
-    return [low, high]
-
-
-def _draw(claim: ClaimReading, study: StudyReading, path: Path) -> Path:
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    xs = [float(p.value) for p in claim.points] + [float(study.paper_value)]
-    log_axis = all(x > 0 for x in xs) and max(xs) / min(xs) >= LOG_AXIS_SPAN
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    drawn: list[float] = []
-    for index, label in enumerate(claim.labels):
-        colour = colours[index % len(colours)]
-        seeds_x, seeds_y, mean_x, mean_y, std_y = [], [], [], [], []
-        for point in claim.points:
-            values = [v for v in point.values.get(label, {}).values() if math.isfinite(v)]
-            seeds_x += [float(point.value)] * len(values)
-            seeds_y += values
-            if values:
-                mean_x.append(float(point.value))
-                mean_y.append(float(np.mean(values)))
-                std_y.append(float(np.std(values, ddof=1)) if len(values) > 1 else 0.0)
-        drawn += seeds_y
-        ax.scatter(seeds_x, seeds_y, s=14, alpha=0.5, color=colour)
-        ax.errorbar(mean_x, mean_y, yerr=std_y, color=colour, marker="o", capsize=3, label=f"{label} (mean ± sd)")
-        trend = claim.trends[index] if index < len(claim.trends) else None
-        if trend is not None and trend.trend is not None:
-            drawn += _draw_trend(ax, trend, log_axis, colour)
-    if claim.band is not None:
-        finite = [b for b in (claim.band.low, claim.band.high) if math.isfinite(b)]
-        top, bottom = max(drawn + finite, default=1.0), min(drawn + finite, default=0.0)
-        margin = 0.1 * (top - bottom or 1.0)
-        low = claim.band.low if math.isfinite(claim.band.low) else bottom - margin
-        high = claim.band.high if math.isfinite(claim.band.high) else top + margin
-        ax.axhspan(low, high, color="tab:green", alpha=0.15, label=f"paper: {claim.band.text()}")
-        ax.set_ylim(bottom - margin, top + margin)
-    ax.axvline(float(study.paper_value), color="grey", linestyle=":", linewidth=1, label="paper's scale")
-    if log_axis:
-        ax.set_xscale("log")
-    ax.set_xlabel(study.axis)
-    ax.set_ylabel(claim.labels[0] if len(claim.labels) == 1 else "observed")
-    ax.set_title(claim.claim, fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
 def read_study(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], verdicts, lookup: Lookup,
                figures_dir: Path, claims: list[str] | None = None) -> StudyReading:
     """The reading of a study's claims (all, or those named) at `points` from their verdicts and
@@ -419,9 +306,9 @@ def read_study(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], v
                              tested=tested.describe(loaded.claim.observe) if tested is not None else "none",
                              statistic=list(differences))
         if labels:
-            claim.figure = _draw(claim, result, figures_dir / f"study-{study.name}-{claim_id}.png")
+            claim.figure = draw_claim(claim, result, figures_dir / f"study-{study.name}-{claim_id}.png")
         result.claims.append(claim)
-    result.costs = _costs(catalog, study, points, result.claims)
+    result.costs = study_costs(catalog, study, points, result.claims)
     return result
 
 
@@ -450,20 +337,6 @@ def add_tested_differences(readings: list[PointReading], expectation, variants: 
                 point.values[label] = paired
         bands[label] = POSITIVE
     return bands
-
-
-def _costs(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], claims: list[ClaimReading]
-           ) -> list[PointCost]:
-    """Each point's cost from the run times its claims' readings measured (runs shared by several
-    claims counted once)."""
-    variants = {v for c in claims for v in observed_variants(catalog.claim(c.claim).claim, study.base)}
-    seeds = catalog.specs[study.experiment].spec.profiles[points[0].profile].seeds if points else []
-    walls: dict[int | float, dict[tuple[str, int], float]] = {}
-    for claim in claims:
-        for point in claim.points:
-            walls.setdefault(point.value, {}).update(point.walls)
-    planned = len(seeds) * len(variants)
-    return point_costs([p.value for p in points], {v: list(w.values()) for v, w in walls.items()}, planned)
 
 
 def _paper_text(expectation) -> str:
