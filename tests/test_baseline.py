@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.regression import baseline
+from harness.regression import baseline, baseline_update
 from harness.verdicts.verify import Verdict
 
 
@@ -26,7 +26,7 @@ def verdict(claim: str, status: str = "PASS", values: dict[int, float] | None = 
 
 
 def recorded(*verdicts: Verdict, **claim_tolerances) -> dict:
-    data = baseline.updated(list(verdicts), "smoke", None)
+    data = baseline_update.updated(list(verdicts), "smoke", None)
     for claim, tolerance in claim_tolerances.items():
         data["claims"][claim.replace("_", ".")]["tolerance"] = tolerance
     return json.loads(json.dumps(data))  # as read back from the file
@@ -105,7 +105,7 @@ def test_updated_keeps_tolerances_and_records_fails(tmp_path: Path) -> None:
     previous["note"] = "hand-written note"
     fail = verdict("c.two", "FAIL", {0: 2.0, 1: 3.0})
     other_profile = verdict("c.three", profile="paper")
-    new = baseline.updated([verdict("c.one", values={0: 0.6, 1: 0.8}), fail, other_profile], "smoke", previous)
+    new = baseline_update.updated([verdict("c.one", values={0: 0.6, 1: 0.8}), fail, other_profile], "smoke", previous)
     assert new["profile"] == "smoke"
     assert new["tolerance"] == {"absolute": 1e-6, "relative": 1e-3}
     assert new["note"] == "hand-written note"
@@ -118,7 +118,7 @@ def test_updated_keeps_tolerances_and_records_fails(tmp_path: Path) -> None:
     assert entry["numbers"]["a (m)"]["values"] == {"0": 2.0, "1": 3.0}
     # Written and read back, it expects exactly that failure.
     path = tmp_path / "baselines" / "smoke.json"
-    baseline.write(path, new)
+    baseline_update.write(path, new)
     loaded = baseline.load(path)
     assert baseline.compare([verdict("c.one", values={0: 0.6, 1: 0.8}), fail], loaded) == []
     assert "verdict changed from FAIL to PASS" in messages(
@@ -128,7 +128,7 @@ def test_updated_keeps_tolerances_and_records_fails(tmp_path: Path) -> None:
 
 
 def test_updated_without_previous_uses_defaults() -> None:
-    new = baseline.updated([verdict("c.one")], "smoke", None)
+    new = baseline_update.updated([verdict("c.one")], "smoke", None)
     assert new["tolerance"] == baseline.DEFAULT_TOLERANCE
     assert "tolerance" not in new["claims"]["c.one"]
 
@@ -173,7 +173,7 @@ def test_unavailable_data_is_recorded_as_such_and_checked_where_the_data_exists(
 
 def test_a_selection_updates_only_its_claims() -> None:
     previous = recorded(verdict("c.one"), verdict("c.two"))
-    new = baseline.updated([verdict("c.two", values={0: 0.9, 1: 0.9})], "smoke", previous, complete=False)
+    new = baseline_update.updated([verdict("c.two", values={0: 0.9, 1: 0.9})], "smoke", previous, complete=False)
     assert set(new["claims"]) == {"c.one", "c.two"}
     assert new["claims"]["c.one"] == previous["claims"]["c.one"]
     assert new["claims"]["c.two"]["numbers"]["a (m)"]["values"] == {"0": 0.9, "1": 0.9}
@@ -201,7 +201,7 @@ def test_cli_check_of_a_selection_runs_only_what_it_needs(tmp_path: Path, capsys
     shown = capsys.readouterr()  # the comparison is the command's result (stdout), the runs a diagnostic
     assert "3 runs: 3 reused, 0 run" in shown.err and "3 claims compared with smoke.json: 0 differ" in shown.out
     written["claims"]["hasfl.alloc.cap-at-2.4-for-tier-1.0"]["status"] = "FAIL"
-    baseline.write(tmp_path / "smoke.json", written)
+    baseline_update.write(tmp_path / "smoke.json", written)
     assert cli.main(["--root", str(root), "baseline", "check", *options]) == 1
 
 
@@ -307,8 +307,8 @@ def test_holm_over_the_check_keeps_many_small_drifts_quiet() -> None:
 def test_baseline_records_numerics_margins_and_keeps_the_drift_measurement() -> None:
     previous = recorded(verdict("c.one"))
     previous["drift"] = _measured(0.3)
-    new = baseline.updated([verdict("c.one", margins={"INCONCLUSIVE": 2.5, "FAIL": math.inf})], "smoke", previous,
-                           numerics={"here": {"fingerprint": "here", "cpu": {"model": "x"}}})
+    new = baseline_update.updated([verdict("c.one", margins={"INCONCLUSIVE": 2.5, "FAIL": math.inf})], "smoke",
+                                  previous, numerics={"here": {"fingerprint": "here", "cpu": {"model": "x"}}})
     assert new["drift"] == previous["drift"]
     assert new["numerics"] == {"here": {"fingerprint": "here", "cpu": {"model": "x"}}}
     entry = new["claims"]["c.one"]
@@ -317,7 +317,8 @@ def test_baseline_records_numerics_margins_and_keeps_the_drift_measurement() -> 
 
 def test_redeciding_a_baseline_keeps_its_numbers_and_is_a_fixed_point_when_committed() -> None:
     from harness.loading.catalog import load_catalog
-    from harness.regression.baseline import load, redecided
+    from harness.regression.baseline import load
+    from harness.regression.baseline_update import redecided
     root = Path(__file__).resolve().parents[1]
     catalog = load_catalog(root / "claims", root / "specs", root)
     for profile in ("smoke", "standard"):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli
-from harness.regression import baseline
+from harness.regression import baseline, baseline_update
 from harness.regression.jsonedit import edited
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,9 +141,9 @@ def test_writing_a_baseline_over_a_file_keeps_the_text_of_what_did_not_change(tm
     shutil.copy(REPO / "baselines" / "smoke.json", path)
     data = baseline.load(path)
     text = path.read_text(encoding="utf-8")
-    baseline.write(path, data)
+    baseline_update.write(path, data)
     assert path.read_text(encoding="utf-8") == text
     data["claims"][SELECTED[0]]["reason"] = "moved"
-    baseline.write(path, data)
+    baseline_update.write(path, data)
     removed, added = _changed_lines(text.splitlines(), path.read_text(encoding="utf-8").splitlines())
     assert len(removed) == len(added) == 1

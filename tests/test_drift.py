@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from harness.regression import drift
+from harness.regression import drift, nearness
 
 
 def _entry(values: dict[str, float], experiment: str = "e", quantity: str = "m", invariant: bool = False,
@@ -153,10 +153,10 @@ def test_near_margin_follows_the_drift_of_the_statistic() -> None:
                "b": {"quantity": "m", "std": 2.0, "n": 3, "mean": 1.0}}
     measured = {"groups": {"e / m": {"rms": 1.0, "count": 50}}}
     evidence = [{"se": 0.5, "seeds": 3, "sources": ["a", "b"], "fisher_z": False}]
-    assert drift.statistic_drift(evidence, numbers, "e", measured) == pytest.approx(math.sqrt(2 / 3) / 0.5)
-    assert drift.near_margin(evidence, numbers, "e", measured) == pytest.approx(3 * math.sqrt(2 / 3) / 0.5)
+    assert nearness.statistic_drift(evidence, numbers, "e", measured) == pytest.approx(math.sqrt(2 / 3) / 0.5)
+    assert nearness.near_margin(evidence, numbers, "e", measured) == pytest.approx(3 * math.sqrt(2 / 3) / 0.5)
     tiny = {"groups": {"e / m": {"rms": 1e-4, "count": 50}}}
-    assert drift.near_margin(evidence, numbers, "e", tiny) == drift.MIN_NEAR_MARGIN
+    assert nearness.near_margin(evidence, numbers, "e", tiny) == nearness.MIN_NEAR_MARGIN
 
 
 def test_a_paired_difference_moves_by_the_drift_of_the_difference() -> None:
@@ -170,10 +170,10 @@ def test_a_paired_difference_moves_by_the_drift_of_the_difference() -> None:
     differences = [a[s] - b[s] for s in a]
     se = float(np.std(differences, ddof=1)) / math.sqrt(3)
     evidence = [{"se": se, "seeds": 3, "sources": ["a", "b"], "fisher_z": False}]
-    unmeasured = drift.statistic_drift(evidence, numbers, "e", {})
+    unmeasured = nearness.statistic_drift(evidence, numbers, "e", {})
     assert unmeasured == pytest.approx(math.sqrt(2) * math.sqrt(3) / math.sqrt(3))  # √2 × sd / (sd / √n) / √n
     measured = {"groups": {"e / difference of m": {"rms": 0.01, "count": 30}, "e / m": {"rms": 5.0, "count": 30}}}
-    assert drift.statistic_drift(evidence, numbers, "e", measured) == pytest.approx(0.01 / math.sqrt(3) / se)
+    assert nearness.statistic_drift(evidence, numbers, "e", measured) == pytest.approx(0.01 / math.sqrt(3) / se)
 
 
 def test_the_reach_of_the_drift_counts_the_moving_seed_spread() -> None:
@@ -187,12 +187,12 @@ def test_the_reach_of_the_drift_counts_the_moving_seed_spread() -> None:
     numbers = {"a": {"quantity": "m", "std": sd, "n": 3, "values": {str(i): v for i, v in enumerate(x)}}}
     measured = {"groups": {"e / m": {"rms": 0.7, "count": 60}}}
     item = {"se": se, "seeds": 3, "sources": ["a"], "df": 2, "statistic": statistic}
-    near = drift.near_margin([item], numbers, "e", measured)
-    linear = drift.NEAR_DRIFTS * drift.statistic_drift([item], numbers, "e", measured)
+    near = nearness.near_margin([item], numbers, "e", measured)
+    linear = nearness.NEAR_DRIFTS * nearness.statistic_drift([item], numbers, "e", measured)
     moved = np.array(x) + 0.7 * np.random.default_rng(99).standard_normal((20000, 3))
     moves = np.abs(moved.mean(axis=1) / (moved.std(axis=1, ddof=1) / math.sqrt(3)) - statistic)
     assert (moves > linear).mean() > 0.03
-    assert (moves > near).mean() <= 1.0 - drift.NEAR_QUANTILE
+    assert (moves > near).mean() <= 1.0 - nearness.NEAR_QUANTILE
 
 
 def test_a_metric_that_barely_drifts_shows_a_change_far_inside_its_seed_spread() -> None:

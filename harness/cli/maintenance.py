@@ -12,6 +12,7 @@ from harness.cli.common import (
 )
 from harness.pipeline import DEFAULT_PROFILE, numerics_of, select, varying_claims, verify
 from harness.regression import baseline as baseline_io
+from harness.regression import baseline_update
 from harness.running.store import ResultStore
 from harness.settings import Settings
 
@@ -35,8 +36,9 @@ def cmd_baseline(args) -> int:
     stderr.print(outcome.execution.text())
     if args.action == "update":
         previous = baseline_io.load(path) if path.exists() else None
-        baseline_io.write(path, baseline_io.updated(outcome.verdicts, profile, previous, varying_claims(outcome),
-                                                    complete=complete, numerics=numerics_of(outcome)))
+        data = baseline_update.updated(outcome.verdicts, profile, previous, varying_claims(outcome),
+                                       complete=complete, numerics=numerics_of(outcome))
+        baseline_update.write(path, data)
         stderr.print(f"wrote {path} with {len(outcome.verdicts)} claims" + ("" if complete else " updated"))
         return 0
     result = baseline_io.check(outcome.verdicts, recorded, complete=complete)
@@ -82,7 +84,7 @@ def _measure_drift(path: Path, profile: str, extra: list[str]) -> int:
     for file in files:
         recordings[file.name] = drift.recording(json.loads(file.read_text(encoding="utf-8")), profile, file.name)
     data["drift"] = drift.measure(recordings)
-    baseline_io.write(path, data)
+    baseline_update.write(path, data)
     for experiment, fingerprints in data["drift"]["numerics"].items():
         stdout.print(f"{experiment}: {len(fingerprints)} distinct numerics ({', '.join(fingerprints)})")
     for group, entry in data["drift"]["groups"].items():
@@ -95,8 +97,8 @@ def _measure_drift(path: Path, profile: str, extra: list[str]) -> int:
 def _redecide(path: Path, settings) -> int:
     from harness.loading.catalog import load_project
     catalog = load_project(settings)
-    data, moved = baseline_io.redecided(catalog, baseline_io.load(path), path)
-    baseline_io.write(path, data)
+    data, moved = baseline_update.redecided(catalog, baseline_io.load(path), path)
+    baseline_update.write(path, data)
     for line in moved:
         stdout.print(f"moved: {line}")
     stderr.print(f"wrote {path}: {len(data['claims'])} claims decided again from their recorded numbers, "

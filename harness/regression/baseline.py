@@ -14,7 +14,7 @@ How a check compares (docs/regression.md states the rule in full):
     tested against the drift the baseline measured across numerics (`harness.regression.drift`),
     Holm-corrected over every series of the check;
   - a verdict that moved is *fragile* when its recorded statistics were nearer the new verdict
-    than the reach of the measured drift (`harness.regression.drift.near_margin`: the 99% quantile of the
+    than the reach of the measured drift (`harness.regression.nearness.near_margin`: the 99% quantile of the
     statistic's move when its recorded seeds move by the drift; at least one standard error),
     whatever the two verdicts (PASS <-> FAIL included); further away it fails. A fragile move
     fails too when the claim's own series show a shift (Holm over the fragile claims at the
@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.regression import baseline_file, jsonedit
+from harness.regression import baseline_file, nearness
 from harness.regression import drift as drift_io
-from harness.verdicts.verify import ERROR, FAIL, INCONCLUSIVE, PASS, Verdict
+from harness.verdicts.verify import ERROR, FAIL, Verdict
 from methods.plain import json_safe
 
 DEFAULT_TOLERANCE = {"absolute": 1e-9, "relative": 1e-6}
@@ -188,7 +187,7 @@ def _verdict_move(verdict: Verdict, entry: dict[str, Any], measured: dict[str, A
     moved = f"verdict changed from {before} to {after} ({verdict.reason})"
     margins = entry.get("margins") or {}
     distance = margins.get(after)  # stored as None when infinite (decided without a spread)
-    near = drift_io.near_margin(entry.get("evidence", []), entry.get("numbers", {}), entry.get("experiment", ""),
+    near = nearness.near_margin(entry.get("evidence", []), entry.get("numbers", {}), entry.get("experiment", ""),
                                 measured, quantile)
     if distance is not None and distance < near:
         return None, (f"fragile: {before} → {after} under other numerics; the recorded statistics were "
@@ -206,7 +205,7 @@ def same_numerics(verdict: Verdict, entry: dict[str, Any]) -> bool:
 
 
 def check_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[str, float],
-              measured: dict[str, Any] | None = None, quantile: float = drift_io.NEAR_QUANTILE) -> ClaimCheck:
+              measured: dict[str, Any] | None = None, quantile: float = nearness.NEAR_QUANTILE) -> ClaimCheck:
     """One claim's comparison; its drift-tested series are decided over the whole check (`check`)."""
     result = ClaimCheck(verdict.claim)
     if verdict.status == ERROR:
@@ -375,131 +374,3 @@ def _state_reach(claim: ClaimCheck, designed: list[_DesignedSeries], family: int
 def compare(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = True) -> list[Difference]:
     """The failures of a check (`check` also gives the fragile verdicts)."""
     return check(verdicts, baseline, complete).differences
-
-
-def _entry(verdict: Verdict, old: dict[str, Any], varying: Collection[str]) -> dict[str, Any]:
-    if verdict.data_unavailable:
-        return {"status": UNAVAILABLE, "reason": verdict.reason}
-    entry = {"status": verdict.status, "reason": verdict.reason, "observed": verdict.observed,
-             "experiment": verdict.experiment, "runs": drift_io.runs_identity(verdict.runs),
-             "numerics": verdict.numerics, "margins": json_safe(verdict.margins),
-             "evidence": json_safe(verdict.evidence), "numbers": json_safe(verdict.numbers)}
-    if "tolerance" in old:
-        entry["tolerance"] = old["tolerance"]
-    if verdict.claim in varying:
-        entry["compare"] = "verdict"
-    return entry
-
-
-def updated(verdicts: list[Verdict], profile: str, previous: dict[str, Any] | None,
-            varying: Collection[str] = frozenset(), complete: bool = True,
-            numerics: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A new baseline from the verdicts, keeping the tolerances and the drift measurement stated
-    in the previous one.
-
-    Claims in `varying` observe measurements that differ between runs (timings); their entries
-    compare the verdict only. With `complete` False (a selection was verified), the previous
-    entries of claims not among the verdicts are kept, and so is every numerics description the
-    previous one recorded. `numerics`: the description of every numerics fingerprint of the
-    records behind the verdicts. Sections the update does not own (a note of one's own) are kept.
-    """
-    previous = previous or {}
-    old = previous.get("claims", {})
-    claims = {} if complete else dict(old)
-    for v in verdicts:
-        if v.profile == profile:
-            claims[v.claim] = _entry(v, old.get(v.claim, {}), varying)
-    used = {fp for entry in claims.values() for fp in entry.get("numerics", [])}
-    recorded, measured = previous.get("numerics", {}), numerics or {}
-    known = {**recorded, **measured} if complete else {**measured, **recorded}
-    data = {"profile": profile, "tolerance": previous.get("tolerance", DEFAULT_TOLERANCE),
-            "note": previous.get("note", "Rewritten only by `fedclaims baseline update`; review its diff like code."),
-            "numerics": {fp: known[fp] for fp in sorted(used) if fp in known}}
-    if "drift" in previous:
-        data["drift"] = previous["drift"]
-    data["claims"] = dict(sorted(claims.items()))
-    return {**previous, **data}
-
-
-def redecided(catalog, baseline: dict[str, Any], path: Path) -> tuple[dict[str, Any], list[str]]:
-    """The baseline with every recorded observation decided again under the current rules and
-    expectations (`harness.verdicts.archive.reverify`): numbers, numerics and run identities stay as they
-    were recorded; verdicts, reasons, margins and evidence are rewritten. For a change of the
-    verification rules, not of methods (which needs new records: `update`). A claim added since
-    the recording gets the entry of the claim that recorded the same observation; one with no
-    recorded observation is left out. Returns the baseline and a line per verdict that moved."""
-    from harness.verdicts.archive import baseline_archive, reverify
-    from harness.verdicts.verify import apply_families
-    profile = baseline["profile"]
-    archive = baseline_archive(path, baseline)
-    old = baseline["claims"]
-    claims, verdicts = {}, []
-    for loaded in catalog.claims:
-        entry = old.get(loaded.id)
-        if entry is not None and not entry.get("numbers"):
-            claims[loaded.id] = entry  # data unavailable where it was recorded: nothing to decide again
-            continue
-        verdict = reverify(catalog, loaded, profile, archive)
-        if verdict.numbers:
-            verdicts.append(verdict)
-        elif entry is None and (lacking := _unavailable_in(catalog, old, loaded.claim.experiment)) is not None:
-            claims[loaded.id] = lacking  # a new claim on an experiment whose data was unavailable there
-    apply_families(verdicts, lambda v: catalog.claim(v.claim).claim.alpha_at(v.profile))
-    moved = []
-    for verdict in verdicts:
-        source = old.get(verdict.claim) or next(e for e in old.values() if e.get("numbers") is verdict.numbers)
-        varying = {verdict.claim} if source.get("compare") == "verdict" else set()
-        entry = {**_entry(verdict, old.get(verdict.claim, {}), varying), "runs": source["runs"]}
-        claims[verdict.claim] = entry
-        before = old.get(verdict.claim, {}).get("status", "not recorded")
-        if before != verdict.status:
-            moved.append(f"{verdict.claim}: {before} → {verdict.status}")
-    return {**baseline, "claims": dict(sorted(claims.items()))}, moved
-
-
-def _unavailable_in(catalog, entries: dict[str, Any], experiment: str) -> dict[str, Any] | None:
-    """An entry recording that an experiment's data was unavailable where the baseline was made."""
-    return next((entry for claim, entry in entries.items() if entry.get("status") == UNAVAILABLE
-                 and claim in {c.id for c in catalog.claims} and catalog.claim(claim).claim.experiment == experiment),
-                None)
-
-
-def write(path: Path, data: dict[str, Any]) -> None:
-    """Write the baseline; over an earlier file, everything whose content is unchanged keeps the
-    earlier file's text (`harness.regression.jsonedit`), so that the diff shows only what changed."""
-    path = Path(path)
-    text = json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n"
-    if path.is_file():
-        text = jsonedit.edited(path.read_text(encoding="utf-8"), text)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-@dataclass(frozen=True)
-class Fragility:
-    """A verdict's nearest other verdict, the margin to it and the margin the measured drift explains."""
-
-    nearest: str
-    margin: float
-    near: float
-
-    @property
-    def fragile(self) -> bool:
-        return self.margin < self.near
-
-    def text(self) -> str:
-        return (f"{self.margin:.2f} SE from {self.nearest} (the measured drift of the numerics moves its statistics "
-                f"up to {self.near:.2f} SE)")
-
-
-def fragility(verdict: Verdict, measured: dict[str, Any]) -> Fragility | None:
-    """How near a decided verdict is to another one, against the drift measured across numerics
-    (None when it was decided without a spread or not decided by a test)."""
-    if verdict.status not in (PASS, FAIL, INCONCLUSIVE) or not verdict.margins:
-        return None
-    nearest = min(verdict.margins, key=verdict.margins.__getitem__)
-    margin = verdict.margins[nearest]
-    if not math.isfinite(margin):
-        return None
-    near = drift_io.near_margin(verdict.evidence, json_safe(verdict.numbers), verdict.experiment, measured)
-    return Fragility(nearest, margin, near)

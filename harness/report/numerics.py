@@ -9,7 +9,7 @@ from typing import Any
 
 from harness.numerics import summary
 from harness.regression import baseline as baseline_io
-from harness.regression import drift
+from harness.regression import drift, nearness
 from harness.verdicts.verify import Verdict
 
 
@@ -21,8 +21,8 @@ def committed_baseline(root: Path, profile: str) -> dict[str, Any]:
         return {}
 
 
-def fragility(verdict: Verdict, baselines: dict[str, dict[str, Any]]) -> baseline_io.Fragility | None:
-    return baseline_io.fragility(verdict, baselines.get(verdict.profile, {}).get("drift") or {})
+def fragility(verdict: Verdict, baselines: dict[str, dict[str, Any]]) -> nearness.Fragility | None:
+    return nearness.fragility(verdict, baselines.get(verdict.profile, {}).get("drift") or {})
 
 
 def margin_cell(verdict: Verdict, baselines: dict[str, dict[str, Any]]) -> str:
