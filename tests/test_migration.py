@@ -195,7 +195,7 @@ def test_an_old_record_lacking_a_field_todays_runner_records_is_not_carried() ->
     """Its metrics equal bit for bit, a record made before the runner recorded the test set's chance
     (`majority_accuracy`) would carry a result no run of this code gives: the fields are compared too."""
     from harness.kinds.base import ExperimentKind, Metric
-    from harness.running.migration import differences
+    from harness.running.result_comparison import differences
     kind = ExperimentKind(name="k", description="d", runner="r", evidence="empirical",
                           metrics={"x": Metric("x", lambda result, args: result["x"])})
     new = {"x": 1.5, "majority_accuracy": 10.0}

@@ -43,10 +43,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-import struct
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,7 +60,8 @@ from harness.provenance import code_hash, library_versions
 from harness.running.execution import execute
 from harness.running.fetching import survey_data
 from harness.running.planning import RunRequest, dataset_fingerprints, datasets_needed, plan, run_code
-from harness.running.store import RECORD_FORMAT, ResultStore, canonical, content_key, wall_seconds
+from harness.running.result_comparison import claimed_arguments, differences
+from harness.running.store import RECORD_FORMAT, ResultStore, content_key, wall_seconds
 from harness.settings import Settings
 
 MAX_WAVES = 4
@@ -343,7 +343,7 @@ def _check_and_carry(catalog, candidates, sample, settings, store, migration, co
     for key, members in groups.items():
         group = migration.group(*key)
         kind = catalog.specs[group.experiment].kind
-        arguments = _claimed_arguments(catalog.select(), group.experiment)
+        arguments = claimed_arguments(catalog.select(), group.experiment)
         checks = [_check(kind, arguments, candidate, store) for candidate in sampled[key]]
         group.checks += checks
         chosen = {id(candidate) for candidate in sampled[key]}
@@ -367,82 +367,6 @@ def _check(kind: ExperimentKind, arguments: dict[str, list[dict]], candidate: Ca
         return Check(candidate.label, candidate.request.key, [f"the re-run did not finish ({why})"])
     return Check(candidate.label, candidate.request.key, differences(kind, arguments, candidate.old["result"],
                                                                      record["result"]))
-
-
-def _claimed_arguments(claims: list[LoadedClaim], experiment: str) -> dict[str, list[dict]]:
-    """The arguments the claims on `experiment` give each metric they read."""
-    found: dict[str, list[dict]] = defaultdict(list)
-    for loaded in claims:
-        observe = loaded.claim.observe
-        metric = getattr(observe, "metric", None)
-        if loaded.claim.experiment == experiment and metric is not None:
-            found[metric].append(dict(getattr(observe, "args", None) or {}))
-    return found
-
-
-def differences(kind: ExperimentKind, arguments: dict[str, list[dict]], old: dict[str, Any],
-                new: dict[str, Any]) -> list[str]:
-    """Where two results of one run differ, bit for bit, in what the kind declares: every metric not
-    declared `varies` (with no arguments where it takes none, else with each set the claims give)
-    and every per-client quantity; and in the fields the result holds (an older record lacking a field
-    today's runner records, such as the test set's chance, would carry a result no run of this code
-    gives). Comparing nothing is a difference: it would vouch for nothing."""
-    found, compared = [], 0
-    if isinstance(old, dict) and isinstance(new, dict) and set(old) != set(new):
-        missing, extra = sorted(set(new) - set(old)), sorted(set(old) - set(new))
-        found.append("result fields: " + "; ".join(part for part in (
-            f"the record lacks {', '.join(missing)}" if missing else "",
-            f"the re-run lacks {', '.join(extra)}" if extra else "") if part))
-    for name, metric in sorted(kind.metrics.items()):
-        if metric.varies:
-            continue
-        for args in _argument_sets(metric.args, arguments.get(name, [])):
-            shown = f"{name}({canonical(args.model_dump(mode='json'))})" if type(args).model_fields else name
-            compared += 1
-            found += _differs(shown, _value(metric.compute, old, args), _value(metric.compute, new, args))
-    for name, quantity in sorted(kind.client_quantities.items()):
-        compared += 1
-        found += _differs(f"client quantity {name}", _value(quantity.compute, old), _value(quantity.compute, new))
-    return found if compared else [f"nothing to compare: kind {kind.name} declares no metric a re-run could check"]
-
-
-def _argument_sets(model, claimed: list[dict]) -> list:
-    sets, seen = [], set()
-    for args in [{}, *claimed]:
-        try:
-            parsed = model.model_validate(args)
-        except ValidationError:
-            continue
-        text = canonical(parsed.model_dump(mode="json"))
-        if text not in seen:
-            seen.add(text)
-            sets.append(parsed)
-    return sets
-
-
-def _value(compute: Callable[..., Any], *arguments: Any) -> Any:
-    """compute(*arguments), or what it raised (a record neither side can read is compared as such)."""
-    try:
-        value = compute(*arguments)
-    except Exception as error:  # noqa: BLE001 - a metric raising on a record is a value to compare
-        return f"raised {type(error).__name__}: {error}"
-    return [float(v) for v in value] if isinstance(value, (list, tuple)) else value
-
-
-def _differs(name: str, old: Any, new: Any) -> list[str]:
-    return [] if _same(old, new) else [f"{name}: {old!r} recorded, {new!r} re-run"]
-
-
-def _same(old: Any, new: Any) -> bool:
-    if isinstance(old, list) and isinstance(new, list):
-        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new))
-    if isinstance(old, (int, float)) and isinstance(new, (int, float)):
-        return _bits(float(old)) == _bits(float(new))
-    return old == new
-
-
-def _bits(value: float) -> bytes:
-    return b"nan" if math.isnan(value) else struct.pack("<d", value)
 
 
 def _carried(candidate: Candidate, checks: list[Check]) -> dict[str, Any]:
