@@ -22,7 +22,7 @@ from harness.running.planning import (
 )
 from harness.running.store import ResultStore
 from harness.settings import Settings
-from harness.verdicts.archive import FROM_RECORDS_NOTE, Archive, check_against_records, reverify
+from harness.verdicts.archive import FROM_RECORDS_NOTE, Archive, check_against_records, config_id, reverify
 from harness.verdicts.verify import SKIPPED, Verdict, apply_families, verify_claim
 
 DEFAULT_PROFILE = "smoke"
@@ -105,11 +105,17 @@ def lacking_trained_runs(settings: Settings, profiles, papers=(), pattern: str |
 
 
 def _archived_config_changed(catalog, claim, profile: str, archive: Archive, store: ResultStore) -> str | None:
-    """Why the archive's observation of a claim no longer describes the profile, where a record behind it is
-    at hand (in the store or the committed bundle) and ran another config of its variant than the spec now
-    resolves (the profile's scale changed since): that observation is not re-verified as this profile's."""
+    """Why the archive's observation of a claim no longer describes the profile (the profile's scale changed
+    since): the archive recorded another config digest for one of its variants than the spec now gives, or a
+    record behind it is at hand (in the store or the committed bundle) and ran another config. That
+    observation is not re-verified as this profile's."""
     entry = archive.entry(catalog, claim, profile) or {}
     spec = catalog.specs[claim.claim.experiment]
+    for variant in claim.claim.observe.variants:
+        recorded = archive.configs.get(config_id(claim.claim.experiment, variant, profile))
+        if recorded is not None and variant in spec.spec.variants and recorded != spec.config_digest(variant, profile):
+            return (f"the archived observation ran another config of {variant} at {profile} than the spec now gives "
+                    f"(the config digest {archive.path.name} recorded), so it is not re-verified as this profile's")
     for key in entry.get("runs") or []:
         record = store.reusable(key)
         if record is None or record.get("variant") not in spec.spec.variants:

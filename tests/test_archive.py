@@ -289,3 +289,34 @@ def test_archived_values_of_seeds_the_profile_does_not_run_are_refused(tmp_path)
     with pytest.raises(ValueError, match=rf"REPORT.json: claim {claim} at standard, series .*: seeds \[12345\] are "
                                          r"not among the profile's \[0\]"):
         reverify(CATALOG, CATALOG.claim(claim), "standard", archive)
+
+
+def test_an_archived_observation_whose_config_digest_differs_is_not_taken_as_the_profiles() -> None:
+    """With no record at hand, the config digest the archive recorded for each shown variant tells a changed
+    profile (the HAS-FL learning tier's CNN widened after its archived runs)."""
+    from harness.pipeline import _archived_config_changed
+    from harness.verdicts.archive import Archive, config_id
+    claim = CATALOG.claim("hasfl.table4.cifar10.estimate-tracks-capacity")
+    spec = CATALOG.specs["hasfl-cifar10"]
+    entry = {(claim.id, "learning"): {"runs": ["k0"], "numbers": {}}}
+
+    class NoRecords:
+        def reusable(self, key):
+            return None
+
+    def archive(digest: str) -> Archive:
+        return Archive(Path("REPORT.json"), "abc", entry,
+                       configs={config_id("hasfl-cifar10", "hasfl", "learning"): digest})
+
+    assert "ran another config of hasfl at learning" in _archived_config_changed(
+        CATALOG, claim, "learning", archive("0" * 64), NoRecords())
+    assert _archived_config_changed(CATALOG, claim, "learning", archive(spec.config_digest("hasfl", "learning")),
+                                    NoRecords()) is None
+    assert _archived_config_changed(CATALOG, claim, "learning", Archive(Path("REPORT.json"), "abc", entry),
+                                    NoRecords()) is None  # an archive written before digests: not told
+
+
+def test_a_config_digest_follows_the_spec() -> None:
+    spec = CATALOG.specs["hasfl-cifar10"]
+    assert spec.config_digest("hasfl", "learning") != spec.config_digest("hasfl", "standard")
+    assert spec.config_digest("hasfl", "learning") == spec.config_digest("hasfl", "learning")

@@ -5,6 +5,8 @@ each names its file, line and field and, for a misspelling, the closest valid na
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,6 +39,12 @@ class LoadedSpec:
     def resolve(self, variant: str, profile: str) -> BaseModel:
         """The validated config of one variant at one profile (already checked at load)."""
         return self.kind.config_model.model_validate(resolved_config(self.spec, variant, profile))
+
+    def config_digest(self, variant: str, profile: str) -> str:
+        """SHA-256 of the config the spec gives a variant at a profile (references to other runs unresolved):
+        what REPORT.json records per shown run, so a later report can tell the spec's scale changed since."""
+        config = self.resolve(variant, profile).model_dump(mode="json", exclude_none=False)
+        return hashlib.sha256(json.dumps(config, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 @dataclass

@@ -6,10 +6,24 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.loading.catalog import Catalog
 from harness.pipeline import Outcome, numerics_of, run_entry
 from harness.report.studies import StudyReading, study_dicts
-from harness.verdicts.archive import sealed
+from harness.verdicts.archive import config_id, sealed
 from methods.plain import json_safe
+
+
+def shown_configs(catalog: Catalog, runs: list[dict[str, Any]]) -> dict[str, str]:
+    """The digest of the config the spec gave each (experiment, variant, profile) the report shows, as
+    "experiment/variant/profile": a report re-verifying from this archive refuses an observation of another
+    config (`harness.pipeline`)."""
+    found = {}
+    for run in runs:
+        loaded = catalog.specs.get(run["experiment"])
+        if loaded is not None and run["variant"] in loaded.spec.variants and run["profile"] in loaded.spec.profiles:
+            found[config_id(run["experiment"], run["variant"], run["profile"])] = loaded.config_digest(
+                run["variant"], run["profile"])
+    return dict(sorted(found.items()))
 
 
 def report_json(outcome: Outcome, report: Any, readings: list[StudyReading], base: Path) -> str:
@@ -24,5 +38,6 @@ def report_json(outcome: Outcome, report: Any, readings: list[StudyReading], bas
                "accuracies": [{"experiment": e, "variant": v, "profile": p, "mean": m.accuracy, "chance": m.chance}
                               for (e, v, p), m in sorted(report.accuracies.items())],
                "studies": study_dicts(readings, base),
-               "runs": runs + outcome.archived_runs}
+               "runs": runs + outcome.archived_runs,
+               "configs": shown_configs(outcome.catalog, runs + outcome.archived_runs)}
     return json.dumps(sealed(json_safe(payload)), indent=1, allow_nan=False) + "\n"

@@ -17,7 +17,7 @@ import json
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,10 @@ FROM_RECORDS_NOTE = "; here "
 """How a report's provenance of an archived profile begins its note of the claims it verified from records."""
 ARCHIVE_FORMAT = 1
 """The version of REPORT.json's layout that `load_archive` reads."""
+
+
+def config_id(experiment: str, variant: str, profile: str) -> str:
+    return f"{experiment}/{variant}/{profile}"
 
 
 def _digest(body: dict[str, Any]) -> str:
@@ -91,6 +95,9 @@ class Archive:
     run_list: tuple[dict[str, Any], ...] = ()
     origins: tuple[tuple[str, str], ...] = ()
     """(profile, provenance) of profiles the archive had itself re-verified from an earlier one."""
+    configs: dict[str, str] = field(default_factory=dict)
+    """The digest of the config the spec gave each shown (experiment, variant, profile), by `config_id`
+    (none in archives written before they were recorded)."""
 
     def profiles(self) -> list[str]:
         return list(dict.fromkeys(profile for _, profile in self.verdicts))
@@ -144,9 +151,10 @@ def load_archive(path: Path) -> Archive:
         commit = str(data.get("commit", "unknown"))
         runs = tuple(dict(run) for run in data.get("runs", []))
         origins = tuple((str(p), str(text)) for p, text in (data.get("archived") or {}).items())
+        configs = {str(k): str(v) for k, v in (data.get("configs") or {}).items()}
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ValueError(f"{path}: not a REPORT.json to re-verify from ({type(error).__name__}: {error})") from error
-    return Archive(Path(path), commit, verdicts, runs, origins)
+    return Archive(Path(path), commit, verdicts, runs, origins, configs)
 
 
 def _correlation(r: float, interval: list[float | None] | None, clients: int, obs) -> Correlation:
