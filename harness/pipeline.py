@@ -239,8 +239,9 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
 
 def run_entry(request: RunRequest, store: ResultStore | None, profile: str | None = None) -> dict:
     """A run as REPORT.json lists it: its identity, its key, and the content digest (checksum) of the record
-    its values were read from, None where there is none here."""
-    record = store.get(request.key) if store is not None else None
+    its values were read from, None where there is none here (nor for a record that is retried every time,
+    such as one whose data was unavailable)."""
+    record = store.reusable(request.key) if store is not None else None
     return {"experiment": request.experiment, "variant": request.variant, "seed": request.seed,
             "profile": profile or request.profile, "key": request.key, "record": (record or {}).get("checksum")}
 
