@@ -9,7 +9,7 @@ from pydantic import Field
 from harness.design.readings import Reading, value_design
 from harness.design.spreads import SeriesNumbers
 from harness.schema.base import StrictModel
-from harness.schema.observations.base import Shape
+from harness.schema.observations.base import Shape, ranked, shape_of
 from harness.statistics import spreads, values
 from harness.statistics.bands import Admitted
 from harness.statistics.outcome import Decision
@@ -107,7 +107,7 @@ class ExpectationBase(StrictModel):
 
     def fit_problems(self, obs, variants: Collection[str]) -> list[str]:
         """Why it cannot test the observation `obs` of an experiment with `variants` (none: it fits)."""
-        if obs.ranked:
+        if ranked(obs):
             return [f"a '{obs.key}' observation needs an 'order' expectation, not {type(self).__name__.lower()}"]
         return self._fit_problems(obs, variants)
 
@@ -143,7 +143,7 @@ class ValueTest(ExpectationBase):
     def _reading(self, obs) -> str:
         """How the value is read where it is not the mean's own test: on every seed, or as a correlation's
         Fisher z (per seed or pooled); '' for the mean of a metric."""
-        if obs.shape is Shape.CORRELATION:
+        if shape_of(obs) is Shape.CORRELATION:
             test = self._correlation_test_text()
             return (f" on every seed (Fisher z per seed, {test})" if self.every_seed
                     else f" (random-effects pool of Fisher z over seeds, {test})")
@@ -156,13 +156,13 @@ class ValueTest(ExpectationBase):
         return f" (mean's {1 - 2 * self.alpha:.0%} t-interval inside it)"
 
     def _fit_problems(self, obs, variants: Collection[str]) -> list[str]:
-        if obs.shape is Shape.SPREAD:
+        if shape_of(obs) is Shape.SPREAD:
             if self.of != "mean":
                 return ["a 'spread' observation (one ratio per profile) takes a bound or a range, of the mean"]
             if any(b <= 0 for b in self._stated()):
                 return [f"a ratio of standard deviations is positive; bound {self._stated()} cannot be met or "
                         "missed meaningfully"]
-        if obs.shape is Shape.CORRELATION:
+        if shape_of(obs) is Shape.CORRELATION:
             if any(not -1.0 <= b <= 1.0 for b in self._stated()):
                 return [f"a correlation lies in [-1, 1]; bound {self._stated()} cannot be met or missed meaningfully"]
             admitted = self.admitted()

@@ -5,7 +5,7 @@ from collections.abc import Callable, Mapping
 from typing import ClassVar, Literal
 
 from harness.schema.expectations.base import ValueTest, number_text
-from harness.schema.observations.base import Shape
+from harness.schema.observations.base import Shape, shape_of
 from harness.statistics.bands import Admitted
 
 
@@ -30,9 +30,9 @@ class Inequality(ValueTest):
         return Admitted.beyond(self.bound, self.side, self.negated)
 
     def claims_a_difference(self, obs, observed) -> bool:
-        if self.negated or obs.shape is Shape.CORRELATION:
+        if self.negated or shape_of(obs) is Shape.CORRELATION:
             return False
-        return obs.shape is Shape.PAIRED or observed.spread_ratio or len(observed.series) > 1
+        return shape_of(obs) is Shape.PAIRED or observed.spread_ratio or len(observed.series) > 1
 
     def effect(self, means: Mapping[str, float], label: Callable[[str], str]) -> float | None:
         if self.negated or not means:

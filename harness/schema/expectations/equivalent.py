@@ -9,7 +9,7 @@ from pydantic import Field
 from harness.design.readings import Reading, value_design
 from harness.design.spreads import SeriesNumbers
 from harness.schema.expectations.base import Alpha, ExpectationBase, number_text
-from harness.schema.observations.base import Shape
+from harness.schema.observations.base import Shape, shape_of
 from harness.statistics.bands import Admitted
 from harness.statistics.equivalence import equivalence_test
 from harness.statistics.outcome import Decision
@@ -19,7 +19,7 @@ class PairedDifferenceTest(ExpectationBase):
     """A test of a paired 'difference' observation (equivalence, within a seed spread)."""
 
     def _fit_problems(self, obs, variants: Collection[str]) -> list[str]:
-        if obs.shape is not Shape.PAIRED:
+        if shape_of(obs) is not Shape.PAIRED:
             return [f"{type(self).__name__.lower()} tests a paired 'difference' observation"]
         return []
 

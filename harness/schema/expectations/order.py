@@ -10,7 +10,7 @@ from harness.design.readings import Reading, order_design
 from harness.design.spreads import SeriesNumbers
 from harness.schema.base import MAX_LISTED, Identifier
 from harness.schema.expectations.base import Aggregate, Alpha, ExpectationBase
-from harness.schema.observations.base import distinct_names
+from harness.schema.observations.base import distinct_names, ranked
 from harness.statistics.orders import order_test
 from harness.statistics.outcome import Decision
 
@@ -61,7 +61,7 @@ class Order(ExpectationBase):
         return " > ".join((labels or {}).get(v, v) for v in self.order) + self._every_text()
 
     def fit_problems(self, obs, variants: Collection[str]) -> list[str]:
-        if not obs.ranked:
+        if not ranked(obs):
             return ["'order' needs a 'compare' observation"]
         unknown = [v for v in self.order if v not in obs.variants]
         if unknown:

@@ -42,3 +42,12 @@ def distinct_names(names: list[str], what: str) -> None:
     if repeated:
         raise PydanticCustomError("repeated_name", "{what} names {names} more than once",
                                   {"what": what, "names": ", ".join(repeated)})
+
+
+def shape_of(obs: ObservationBase | None) -> Shape | None:
+    """An observation's shape; None for none (an expectation described on its own)."""
+    return None if obs is None else obs.shape
+
+
+def ranked(obs: ObservationBase | None) -> bool:
+    return obs is not None and obs.ranked
