@@ -237,13 +237,14 @@ def _same_value(archived: Any, recorded: Any) -> bool:
 
 def _same_recordings(archive: Archive, archived: dict[str, Any], from_records: Verdict,
                      digest_of: Callable[[str], str | None]) -> bool:
-    """Whether an archived observation was read from the very records a claim was just verified from: by
-    each run's record digest where the archive lists them all, else (an archive written before it listed
-    them) by the numerics (a run's key fixes its inputs and code; its numerics fix its last bits)."""
+    """Whether an archived observation must equal what the records at hand give: it was read from the very
+    records (each run's record digest, where the archive lists them all), or from records of the same runs
+    under the same numerics (a run's key fixes its inputs and code, its numerics its last bits; a re-run
+    here is another record with the same bits)."""
     listed = archive.record_digests()
     keys = archived.get("runs") or []
-    if all(key in listed for key in keys):
-        return all(listed[key] == digest_of(key) for key in keys)
+    if keys and all(key in listed and listed[key] == digest_of(key) for key in keys):
+        return True
     return sorted(archived.get("numerics") or []) == sorted(from_records.numerics)
 
 
