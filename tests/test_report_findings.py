@@ -160,7 +160,12 @@ def test_the_digest_counts_central_claims_decided_where_the_models_learn() -> No
     assert decided_where_learning(central, verdicts, weak, ["smoke", "learning"]).startswith(
         f"**Central claims decided where the models learn: 0 of {len(central)}**")
     line = decided_where_learning(central, verdicts, learned, ["smoke", "learning"])
-    assert f": 1 of {len(central)}**" in line and f"`{headline}` PASS at `learning`" in line
+    short = headline.split(".", 1)[1]
+    assert f": 1 of {len(central)}**" in line and f"PASS at `learning`: `{short}`" in line
+    every = {claim: {"learning": _verdict(claim, "learning", "FAIL")} for claim in central}
+    many = {(claim, "learning"): Level("learned", 0.7) for claim in central}
+    line = decided_where_learning(central * 3, {**every}, many, ["learning"])
+    assert len(line) <= 300 and "FAIL at `learning`" in line  # too many to name: counted
 
 
 def test_a_number_that_stands_in_for_the_papers_quantity_says_so_with_the_conversion() -> None:

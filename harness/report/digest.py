@@ -198,6 +198,10 @@ def unexplained_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> list[
             f"known): {', '.join(unexplained) if unexplained else 'none'}.", ""]
 
 
+DECIDED_LINE = 290
+"""The longest a paper's 'central claims decided' line may be before it counts instead of naming."""
+
+
 def decided_where_learning(central: list[str], by_claim: Mapping[str, Mapping[str, Verdict]],
                            levels: Mapping[tuple[str, str], Level], profiles: list[str]) -> str:
     """'Central claims decided where the models learn: k of n (…)': a central claim counts when some profile
@@ -205,16 +209,20 @@ def decided_where_learning(central: list[str], by_claim: Mapping[str, Mapping[st
     checks = [c for c in central if any((level := levels.get((c, p))) is not None and level.group == "implementation"
                                         for p in profiles)]
     central = [c for c in central if c not in checks]
-    decided = []
+    decided: dict[str, list[str]] = {}
     for claim_id in central:
         found = [f"{v.status} at `{p}`" for p in profiles if (v := by_claim.get(claim_id, {}).get(p)) is not None
                  and v.status in ("PASS", "FAIL") and (level := levels.get((claim_id, p))) is not None
                  and level.group == "learned"]
         if found:
-            decided.append(f"`{claim_id}` {found[-1]}")
+            decided.setdefault(found[-1], []).append(f"`{claim_id.split('.', 1)[-1]}`")
     besides = f" ({len(checks)} more are implementation checks)" if checks else ""
-    return (f"**Central claims decided where the models learn: {len(decided)} of {len(central)}**{besides}"
-            + (f": {'; '.join(decided)}." if decided else "."))
+    head = (f"**Central claims decided where the models learn: {sum(map(len, decided.values()))} of {len(central)}**"
+            f"{besides}")
+    named = "; ".join(f"{where}: {', '.join(ids)}" for where, ids in decided.items())
+    if len(head) + len(named) > DECIDED_LINE:  # the table above names each claim's verdict
+        named = "; ".join(f"{len(ids)} {where}" for where, ids in decided.items())
+    return head + (f": {named}." if decided else ".")
 
 
 def _short(text: str, limit: int) -> str:
