@@ -128,7 +128,7 @@ def _archived_config_changed(catalog, claim, profile: str, archive: Archive, sto
 
 
 def _record_digest(store: ResultStore) -> Callable[[str], str | None]:
-    return lambda key: (store.get(key) or {}).get("checksum")
+    return lambda key: (store.reusable(key) or {}).get("checksum")  # as `run_entry` lists it
 
 
 def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: Archive, lookup, settings: Settings,

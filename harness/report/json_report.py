@@ -19,10 +19,11 @@ def shown_configs(catalog: Catalog, runs: list[dict[str, Any]]) -> dict[str, str
     config (`harness.pipeline`)."""
     found = {}
     for run in runs:
+        shown = config_id(run["experiment"], run["variant"], run["profile"])
         loaded = catalog.specs.get(run["experiment"])
-        if loaded is not None and run["variant"] in loaded.spec.variants and run["profile"] in loaded.spec.profiles:
-            found[config_id(run["experiment"], run["variant"], run["profile"])] = loaded.config_digest(
-                run["variant"], run["profile"])
+        if (shown not in found and loaded is not None and run["variant"] in loaded.spec.variants
+                and run["profile"] in loaded.spec.profiles):
+            found[shown] = loaded.config_digest(run["variant"], run["profile"])
     return dict(sorted(found.items()))
 
 

@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,7 @@ class Archive:
         archived = self.entry(catalog, loaded, profile)
         return bool(archived and (archived.get("numbers") or archived.get("data_unavailable")))
 
+    @cached_property
     def record_digests(self) -> dict[str, str]:
         """Each listed run's record digest by run key (runs listed without one are absent)."""
         return {run["key"]: run["record"] for run in self.run_list if run.get("record")}
@@ -241,7 +243,7 @@ def _same_recordings(archive: Archive, archived: dict[str, Any], from_records: V
     records (each run's record digest, where the archive lists them all), or from records of the same runs
     under the same numerics (a run's key fixes its inputs and code, its numerics its last bits; a re-run
     here is another record with the same bits)."""
-    listed = archive.record_digests()
+    listed = archive.record_digests
     keys = archived.get("runs") or []
     if keys and all(key in listed and listed[key] == digest_of(key) for key in keys):
         return True
