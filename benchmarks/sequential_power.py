@@ -4,9 +4,12 @@ figures of docs/architecture.md's table ("Seeds added until a claim is decided")
     .venv/bin/python -m benchmarks.sequential_power [--paths 200000]
 
 A one-sided one-sample t-test (an `above` claim) whose seeds grow one per look from the
-profile's to the max seeds, stopping at its first PASS or FAIL, under the O'Brien-Fleming-type
-boundary (`harness.statistics.sequential_rule`) and under the Bonferroni split it replaced (α / L at every
-look); fixed-n tests at α for reference. The true mean lies d standard deviations above the bound
+profile's to the max seeds, stopping at its first PASS or FAIL, under today's plan (the profile's
+verdict at 0.7 α as look 1, the rest spent over the added seeds: `harness.statistics.sequential_rule`),
+under the two rules before it (the profile's verdict at α, then O'Brien-Fleming spending of a second α
+over the looks; and the Bonferroni split, α / L at every look, after the profile at α), and under
+O'Brien-Fleming spending over every look with the profile's verdict one of them; fixed-n tests for
+reference. The true mean lies d standard deviations above the bound
 (d = 0: on it, where a PASS and a FAIL are both false). Paths are drawn with a generator seed of
 their own, not the calibration's. Not collected by pytest (its name does not start with test_).
 """
@@ -18,6 +21,7 @@ import math
 import numpy as np
 from scipy import stats as scipy_stats
 
+from harness.statistics import sequential_boundary as boundary
 from harness.statistics.sequential_rule import Looks
 
 ALPHA = 0.05
@@ -49,12 +53,17 @@ def simulate(levels: list[float], first: int, effect: float, paths: int, seed: i
 
 def designs(first: int, last: int) -> dict[str, tuple[list[float], int]]:
     looks = Looks.plan(ALPHA, first, 1 + last - first)
+    alone = list(boundary.calibrated(first, boundary.boundary_alone(first, last, ALPHA)))
     return {
         f"{first} seeds, fixed n, α = {ALPHA}": ([ALPHA], first),
+        f"{first} seeds, fixed n, 0.7 α (the profile's verdict now)": ([looks.levels[0]], first),
         f"{last} seeds, fixed n planned, α = {ALPHA}": ([ALPHA], last),
-        f"{first} → {last} seeds, Bonferroni α / {looks.planned} per look (old)":
-            ([ALPHA / looks.planned] * looks.planned, first),
-        f"{first} → {last} seeds, O'Brien-Fleming boundary (new)": (list(looks.levels), first),
+        f"{first} → {last} seeds, profile at α, then α / {looks.planned} per look (first rule)":
+            ([ALPHA] + [ALPHA / looks.planned] * (looks.planned - 1), first),
+        f"{first} → {last} seeds, profile at α, then O'Brien-Fleming over a second α (second rule)":
+            ([ALPHA] + alone[1:], first),
+        f"{first} → {last} seeds, O'Brien-Fleming over every look, the profile's included": (alone, first),
+        f"{first} → {last} seeds, profile at 0.7 α, the rest over the added seeds (now)": (list(looks.levels), first),
     }
 
 
@@ -66,7 +75,9 @@ def main() -> None:
     for first, last in ((5, 10), (3, 6)):
         looks = Looks.plan(ALPHA, first, 1 + last - first)
         print(f"\n{first} → {last}: levels α_j = " + ", ".join(f"{level:.4f}" for level in looks.levels)
-              + f" (Bonferroni {ALPHA / looks.planned:.4f})")
+              + " (O'Brien-Fleming over every look: " + ", ".join(
+                  f"{level:.4f}" for level in boundary.calibrated(first, boundary.boundary_alone(first, last, ALPHA)))
+              + ")")
         print("| design | false PASS (d = 0) | false FAIL (d = 0) | "
               + " | ".join(f"d = {d:g}" for d in effects) + " |")
         print("|---|---|---|" + "---|" * len(effects))

@@ -232,7 +232,7 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
             _reverify_profile(outcome, catalog, claims, profile, archive, lookup, settings, store, fingerprints)
         outcome.archived_runs = listed_once(outcome.archived_runs)
     outcome.profiles = catalog.by_scale(outcome.profiles)  # the digest reads the last as the largest
-    apply_families(outcome.verdicts, lambda v: expectation_alpha(catalog, v))
+    apply_families(outcome.verdicts, lambda v: profile_level_of(catalog, v))
     outcome.execution.events = list(store.events)
     return outcome
 
@@ -277,5 +277,6 @@ def record_lookup(catalog: Catalog, settings: Settings, store: ResultStore, fing
     return lookup
 
 
-def expectation_alpha(catalog: Catalog, verdict: Verdict) -> float:
-    return catalog.claim(verdict.claim).claim.alpha_at(verdict.profile)
+def profile_level_of(catalog: Catalog, verdict: Verdict) -> float:
+    """The level a verdict on its profile's seeds was tested at (its family's Holm runs at it)."""
+    return catalog.claim(verdict.claim).claim.level_at(verdict.profile)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.loading.catalog import load_catalog
-from harness.pipeline import expectation_alpha
+from harness.pipeline import profile_level_of
 from harness.verdicts.archive import _digest, load_archive, reverify, sealed
 from harness.verdicts.verify import apply_families
 
@@ -19,7 +19,7 @@ def test_the_committed_observations_give_back_the_committed_verdicts() -> None:
     archive = load_archive(ROOT / "REPORT.json")
     verdicts = [reverify(CATALOG, loaded, profile, archive) for loaded in CATALOG.claims
                 for profile in archive.profiles() if (loaded.id, profile) in archive.verdicts]
-    apply_families(verdicts, lambda v: expectation_alpha(CATALOG, v))
+    apply_families(verdicts, lambda v: profile_level_of(CATALOG, v))
     decided = [v for v in verdicts if archive.verdicts[(v.claim, v.profile)].get("numbers")]
     assert len(decided) > 250
     changed = [(v.claim, v.profile, archive.verdicts[(v.claim, v.profile)]["status"], v.status) for v in decided

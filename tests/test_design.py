@@ -27,12 +27,16 @@ from harness.schema.expectations.bounds import Above
 from harness.schema.observations.correlation import CorrelationObservation
 from harness.schema.observations.metric import MetricObservation
 from harness.statistics.correlation_estimates import Correlation
+from harness.statistics.sequential_rule import level_at_profile
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import INCONCLUSIVE, PASS, evaluate
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE4 = (-0.845, -0.715)
 """Table 4's r(H~, p_max) range, 'between −0.72 and −0.84', read with its rounding: 0.341 wide in z."""
+
+LEVEL = level_at_profile(0.05)
+"""The level a verdict on a profile's seeds tests at (0.7 α), which the design reads."""
 
 REFUSED = """\
 paper: hasfl
@@ -142,8 +146,8 @@ def test_the_per_run_table4_encoding_is_refused_at_its_file_line_and_field(refus
     per_run = problems["claims[0].expect.paper"]
     assert (Path(per_run.file), per_run.line) == (Path("claims/zz_design.yaml"), 11)
     assert "PASS unreachable at any number of seeds" in per_run.message
-    assert "0.798 wide in z" in per_run.message and "only 0.341" in per_run.message
-    assert "97 clients per run" in per_run.message and "`of: mean`" in per_run.message
+    assert "0.879 wide in z" in per_run.message and "only 0.341" in per_run.message
+    assert "116 clients per run" in per_run.message and "`of: mean`" in per_run.message
     point = problems["claims[1].expect.smoke"]
     assert point.line == 18 and "a t-interval is never a single point" in point.message
 
@@ -159,14 +163,14 @@ def test_the_pooled_encoding_is_accepted_with_the_seeds_it_needs(catalog) -> Non
     at_smoke = design_of(catalog, "test.design.pooled-table4", "smoke")
     for design in (at_paper, at_smoke):
         assert design.pass_reachable and design.fail_reachable
-        assert design.seeds_needed == 9, design  # τ = 0.1 planning spread over 20 clients
-    assert at_paper.seeds == 9 and not at_paper.short_of_seeds
+        assert design.seeds_needed == 10, design  # τ = 0.1 planning spread over 20 clients, at 0.7 α
+    assert at_paper.seeds == 10 and not at_paper.short_of_seeds
     assert at_smoke.seeds == 3 and at_smoke.short_of_seeds
 
 
 def test_a_mean_range_narrower_than_the_stored_spread_allows_is_listed_with_its_seeds(catalog, accepted) -> None:
     expected = next(n for n in range(2, 1000)
-                    if 2 * stats.t.isf(0.05, n - 1) * STORED_SD / math.sqrt(n) <= 0.01 + 1e-12)
+                    if 2 * stats.t.isf(LEVEL, n - 1) * STORED_SD / math.sqrt(n) <= 0.01 + 1e-12)
     found = designs(catalog, baseline_spreads(accepted / "baselines", catalog))
     narrow = next(d for d in found if d.claim == "test.design.narrow-mean")
     assert narrow.decidable and narrow.seeds_needed == expected > narrow.seeds == 3
@@ -186,11 +190,11 @@ def test_a_printed_seed_count_comes_with_its_power(catalog, accepted) -> None:
     assert seeds > narrow.seeds_needed
     rng = np.random.default_rng(3)
     draws = rng.normal(0.505, STORED_SD, size=(20000, seeds))
-    half = stats.t.isf(0.05, seeds - 1) * draws.std(axis=1, ddof=1) / math.sqrt(seeds)
+    half = stats.t.isf(LEVEL, seeds - 1) * draws.std(axis=1, ddof=1) / math.sqrt(seeds)
     chance = np.mean((draws.mean(axis=1) - half >= 0.50) & (draws.mean(axis=1) + half <= 0.51))
     assert 0.8 - 0.008 <= chance < 0.84  # 20,000 draws: 99% margin 0.007
     pooled = next(d for d in found if d.claim == "test.design.pooled-table4" and d.profile == "smoke")
-    assert "80% power at" in pooled.text() and "PASS and FAIL possible from 9 seeds" in pooled.text()
+    assert "80% power at" in pooled.text() and "PASS and FAIL possible from 10 seeds" in pooled.text()
 
 
 def test_a_new_claim_on_a_recorded_series_is_planned_from_that_series(catalog, accepted) -> None:
@@ -208,7 +212,7 @@ def test_a_new_claim_on_a_recorded_series_is_planned_from_that_series(catalog, a
 def test_fedclaims_validate_passes_and_lists_the_claims_short_of_seeds(accepted: Path, capsys) -> None:
     assert cli.main(["--root", str(accepted), "validate"]) == 0
     out = capsys.readouterr().out
-    assert "test.design.pooled-table4 at smoke: PASS and FAIL possible from 9 seeds; 80% power at" in out
+    assert "test.design.pooled-table4 at smoke: PASS and FAIL possible from 10 seeds; 80% power at" in out
     assert "test.design.narrow-mean at smoke: PASS and FAIL possible from" in out
     assert "test.design.pooled-table4 at paper" not in out
 

@@ -116,19 +116,19 @@ def test_peeking_after_every_seed_keeps_false_verdicts_at_alpha_under_the_rule(m
 
 def test_the_boundary_spends_alpha_as_its_spending_function_says_by_every_look() -> None:
     """On paths drawn apart from the calibration's, the chance of crossing by look j (mean on the
-    bound) is α(t_j), and the levels rise from α(t_1) to below α."""
+    bound) is α(look j): 0.7 α at the profile's seeds, α by the last look."""
     first, last, paths = 5, 10, 200_000
     looks = Looks.plan(ALPHA, first, 1 + last - first)
-    assert looks.levels[0] == pytest.approx(boundary.spent(0.5, ALPHA), rel=1e-3)
-    assert list(looks.levels) == sorted(looks.levels) and looks.levels[-1] < ALPHA
+    assert looks.levels[0] == 0.035 == rule.level_at_profile(ALPHA)
+    assert max(looks.levels[1:]) < ALPHA and looks.spent[0] == looks.levels[0]
     assert looks.spent[-1] == ALPHA and looks.level_at(6) == looks.levels[-1] and looks.spent_at(1) == looks.spent[0]
     x = np.random.default_rng(11).standard_normal((paths, last))
     tolerance = 3 * (ALPHA / paths) ** 0.5
     for j in range(1, looks.planned + 1):
         crossed = _rates(_t_decisions((0.0, None), x[:, :first + j - 1], first, looks.levels[:j]))[PASS]
         assert crossed == pytest.approx(looks.spent_at(j), abs=tolerance), j
-    assert Looks.plan(ALPHA, 3, 1).levels == (ALPHA,)  # one look: the fixed-n test
-    assert Looks.plan(ALPHA, 1, 2).levels[0] == pytest.approx(boundary.spent(0.5, ALPHA), rel=1e-3)  # no t on 1 seed
+    assert Looks.plan(ALPHA, 3, 1).levels == (0.035,)  # one look: the profile's, at its share of α
+    assert Looks.plan(ALPHA, 1, 2).levels[0] == 0.035  # no t on 1 seed: its share given outright
     assert planned_looks([3, 2, 0]) == 6 and planned_looks([-2]) == 1  # a limit below the profile adds no look
     with pytest.raises(ValueError):
         Looks.plan(0.05, 3, 0)
@@ -136,19 +136,43 @@ def test_the_boundary_spends_alpha_as_its_spending_function_says_by_every_look()
         looks.level_at(7)
 
 
-def test_the_boundary_decides_more_often_than_the_bonferroni_split_it_replaced() -> None:
-    """5 → 10 seeds, a true mean 0.5 SD above the bound: the boundary PASSes far more often within
-    the 10 seeds than α / 6 at every look (measured 0.39 against 0.21), at every effect no less."""
-    first, last, paths = 5, 10, 100_000
-    looks = Looks.plan(ALPHA, first, 1 + last - first)
-    bonferroni = [ALPHA / looks.planned] * looks.planned
-    x = np.random.default_rng(5).standard_normal((paths, last))
-    for effect in (0.5, 1.0, 2.0):
-        new = _rates(_t_decisions((0.0, None), x + effect, first, looks.levels))[PASS]
-        old = _rates(_t_decisions((0.0, None), x + effect, first, bonferroni))[PASS]
-        assert new >= old, (effect, new, old)
-        if effect == 0.5:
-            assert new > old + 0.1, (new, old)
+def _earlier_rule_levels(first: int, last: int) -> tuple[float, ...]:
+    """The rule issue 41 replaced: the profile's verdict at α, then, for the claims it left undecided,
+    O'Brien-Fleming spending of a second α over every look."""
+    alone = boundary.calibrated(first, boundary.boundary_alone(first, last, ALPHA))
+    return (ALPHA,) + alone[1:]
+
+
+@pytest.mark.parametrize("first, last", [(3, 6), (5, 10)])
+@pytest.mark.parametrize("bounds", [(0.0, None), (0.0, 2.0)], ids=["above", "between"])
+def test_the_profile_then_seeds_added_until_decided_keep_one_alpha(first: int, last: int, bounds) -> None:
+    """As a reader meets it: the verdict on the profile's seeds (look 1), then a look after every seed
+    added up to twice the profile's. With the truth on the (lower) bound a PASS and a FAIL are both
+    false; each rate stays within α up to the simulation's 99% margin. Under the earlier rule (the
+    profile at α, then a second α over the added seeds) the same paths were falsely decided 0.07 of
+    the time. The plan's power at a 0.5-SD effect is what the report prints, and below a fixed test
+    at α on all the seeds."""
+    paths = 200_000
+    looks = Looks.plan(ALPHA, first, planned_looks([last - first]))
+    x = np.random.default_rng(first * 100 + last).standard_normal((paths, last))
+    margin = 2.576 * (ALPHA * (1 - ALPHA) / paths) ** 0.5
+    now = _rates(_t_decisions(bounds, x, first, looks.levels))
+    assert now[PASS] <= ALPHA + margin and now[FAIL] <= ALPHA + margin, now
+    earlier = _rates(_t_decisions(bounds, x, first, _earlier_rule_levels(first, last)))
+    assert earlier[PASS] > ALPHA + 0.01 and earlier[FAIL] > ALPHA + 0.01, earlier
+    power = looks.power()
+    passed = _rates(_t_decisions((0.0, None), x + 0.5, first, looks.levels))[PASS]
+    assert passed == pytest.approx(power[-1], abs=0.01)
+    fixed_all = _rates(_t_decisions((0.0, None), x + 0.5, last, [ALPHA]))[PASS]
+    assert power[0] < power[-1] < fixed_all and power[-1] < looks.boundary_alone_power()
+
+
+def test_the_rule_text_states_the_levels_and_power_the_plan_has() -> None:
+    looks = Looks.plan(ALPHA, 5, 6)
+    levels = ", ".join(f"{level:.3g}" for level in looks.levels)
+    assert f"α_j runs {levels}:" in rule.TEXT
+    assert (f"{looks.power()[0]:.2f} on the profile's seeds, {looks.power()[-1]:.2f} by 10" in rule.TEXT
+            and f"would reach {looks.boundary_alone_power():.2f}" in rule.TEXT)
 
 
 # --- the schedule ------------------------------------------------------------------------
@@ -286,27 +310,30 @@ def test_seeds_are_added_only_for_undecided_claims_until_decided_or_max_seeds(pr
     for claim in ("syn.clear-above", "syn.bystander-below"):
         assert (tracks[claim].verdict.status, tracks[claim].stopped, tracks[claim].look) == (PASS, DECIDED, 1)
         assert tracks[claim].seeds == [0, 1, 2]
-    # Decided at its third look (five seeds), at the boundary's α_3 of four looks (default limit: twice
-    # the profile's 3 seeds): 0.0227, where the Bonferroni split tested at 0.0125. Not at its second
-    # (four seeds, one-sided p = 0.024 against α_2 = 0.0127).
+    # Decided at its third look (five seeds, p = 0.0066), at the boundary's α_3 of four looks (default
+    # limit: twice the profile's 3 seeds): 0.00821. Not at its second (four seeds, one-sided p = 0.024
+    # against α_2 = 0.00826). Look 1, on the profile's seeds, is the profile's own verdict at 0.7 α.
     slow = tracks["syn.slow-above"]
-    assert slow.fixed.status == "INCONCLUSIVE"
+    assert slow.fixed.status == "INCONCLUSIVE" and "α = 0.035" in slow.fixed.expectation
     assert (slow.verdict.status, slow.stopped, slow.seeds, slow.look) == (PASS, DECIDED, [0, 1, 2, 3, 4], 3)
-    assert slow.looks == Looks.plan(ALPHA, 3, 4) and slow.looks.levels == (0.00557, 0.0127, 0.0227, 0.0341)
-    assert slow.level == 0.0227 and slow.spent == pytest.approx(boundary.spent(5 / 6, ALPHA))
-    assert "α = 0.0227" in slow.verdict.expectation
+    assert slow.looks == Looks.plan(ALPHA, 3, 4) and slow.looks.levels == (0.035, 0.00826, 0.00821, 0.0201)
+    assert slow.level == 0.00821 and slow.spent == pytest.approx(boundary.spent_by_look(3, 6, ALPHA)[2])
+    assert "α = 0.00821" in slow.verdict.expectation
     never = tracks["syn.never-above"]
     assert (never.verdict.status, never.stopped, never.seeds, never.look) == ("INCONCLUSIVE", AT_LIMIT,
                                                                               [0, 1, 2, 3, 4, 5], 4)
-    # A fixed-n PASS (t = 3.5 on 3 seeds) that look 1 cannot decide at α_1 = 0.00557 keeps its fixed-n verdict.
+    # t = 3.5 on 3 seeds (p = 0.037): a PASS at α, not at the profile's 0.035, so it takes seeds and is decided
+    # at look 3 (the earlier rule kept a fixed-n PASS at α and spent a second α on the undecided claims).
     marginal = tracks["syn.marginal-above"]
-    assert (marginal.fixed.status, marginal.verdict.status, marginal.stopped) == (PASS, "INCONCLUSIVE", NOT_EXTENDED)
+    assert (marginal.fixed.status, marginal.verdict.status, marginal.stopped, marginal.look) == (
+        "INCONCLUSIVE", PASS, DECIDED, 3)
+    assert all(track.stopped != NOT_EXTENDED for track in result.tracks)  # the profile's verdict is look 1
     # Only the variants of open claims ran for the added seeds.
     assert _stored_seeds(result, "clear") == _stored_seeds(result, "bystander") == [0, 1, 2]
-    assert _stored_seeds(result, "marginal") == [0, 1, 2]
+    assert _stored_seeds(result, "marginal") == [0, 1, 2, 3, 4]
     assert _stored_seeds(result, "slow") == [0, 1, 2, 3, 4]
     assert _stored_seeds(result, "never") == [0, 1, 2, 3, 4, 5]
-    assert result.execution.ran == 5 and result.compute_seconds > 0
+    assert result.execution.ran == 7 and result.compute_seconds > 0
     assert result.seeds == {"noise": [0, 1, 2, 3, 4, 5]}
 
 
@@ -315,10 +342,11 @@ def test_max_seeds_caps_the_seeds_of_every_experiment(project) -> None:
     tracks = _by_claim(result)
     never, slow = tracks["syn.never-above"], tracks["syn.slow-above"]
     assert (never.stopped, never.seeds, never.look) == (AT_LIMIT, [0, 1, 2, 3], 2)
-    # Two planned looks, at 0.0236 and 0.0382: the slow variant's four seeds (p = 0.024) decide it at the second.
-    assert (slow.stopped, slow.seeds, slow.looks.planned, slow.level) == (DECIDED, [0, 1, 2, 3], 2, 0.0382)
-    assert slow.looks.levels == (0.0236, 0.0382) and slow.spent == ALPHA
-    assert result.execution.ran == 2 and result.seeds == {"noise": [0, 1, 2, 3]}
+    # Two planned looks, at 0.035 (the profile's, whatever the max seeds) and 0.0307: the slow variant's four
+    # seeds (p = 0.024) decide it at the second.
+    assert (slow.stopped, slow.seeds, slow.looks.planned, slow.level) == (DECIDED, [0, 1, 2, 3], 2, 0.0307)
+    assert slow.looks.levels == (0.035, 0.0307) and slow.spent == ALPHA
+    assert result.execution.ran == 3 and result.seeds == {"noise": [0, 1, 2, 3]}
 
 
 def test_a_spent_budget_adds_no_seed(project) -> None:
@@ -374,23 +402,26 @@ def test_cli_until_decided_writes_the_sequential_verdicts_and_the_report_section
     claims = {c["claim"]: c for c in data["claims"]}
     assert claims["syn.slow-above"]["seeds"] == [0, 1, 2, 3, 4] and claims["syn.slow-above"]["status"] == PASS
     slow = claims["syn.slow-above"]
-    assert (slow["looks"], slow["planned_looks"], slow["alpha_at_look"]) == (3, 4, 0.0227)
-    assert slow["alpha_spent"] == pytest.approx(boundary.spent(5 / 6, ALPHA))
+    assert (slow["looks"], slow["planned_looks"], slow["alpha_at_look"]) == (3, 4, 0.00821)
+    assert slow["alpha_spent"] == pytest.approx(boundary.spent_by_look(3, 6, ALPHA)[2])
     assert [(look["look"], look["seeds"], look["level"]) for look in slow["plan"]["looks"]] == [
-        (1, 3, 0.00557), (2, 4, 0.0127), (3, 5, 0.0227), (4, 6, 0.0341)]
+        (1, 3, 0.035), (2, 4, 0.00826), (3, 5, 0.00821), (4, 6, 0.0201)]
     assert slow["plan"]["looks"][-1]["spent"] == ALPHA and slow["plan"]["alpha"] == ALPHA
+    assert slow["fixed_n"]["alpha"] == 0.035
+    power = Looks.plan(ALPHA, 3, 4).power()
+    assert [look["power"] for look in slow["plan"]["looks"]] == list(power) and power[0] < power[-1]
+    assert slow["plan"]["boundary_alone_power"] == Looks.plan(ALPHA, 3, 4).boundary_alone_power() > power[-1]
     assert data["rule"]["name"] == rule.NAME and data["compute_seconds"] > 0 and data["invocations"] == 1
-    assert results.summary_text(data) == ("Of the 2 claims INCONCLUSIVE at the profile's seeds (fixed n), the "
-                                          "sequential test decided 1: 1 PASS, 0 FAIL; 1 stays INCONCLUSIVE.")
+    assert results.summary_text(data) == ("Of the 3 claims INCONCLUSIVE at the profile's seeds (fixed n), the "
+                                          "sequential test decided 2: 2 PASS, 0 FAIL; 1 stays INCONCLUSIVE.")
     lines = sequential_section([store], "smoke")
     assert lines == render(data) and lines[0] == "## Seeds added until decided (`smoke`)"
     text = "\n".join(lines)
-    assert "O'Brien-Fleming-type alpha spending" in text
-    assert "| `syn.slow-above` | INCONCLUSIVE | 5 (+2) | 3 of 4 | 0.0227 (0.0318) |" in text
-    assert "Levels α_j over the planned looks: 3 → 6 seeds at α = 0.05: 0.00557, 0.0127, 0.0227, 0.0341." in text
-    assert "`syn.clear-above`" not in text and "The other 2 claims" in text
-    assert "1 fixed-n verdict is not decided at look 1 at its level α_1 and, since seeds go only to the profile's " \
-           "INCONCLUSIVE claims, stands: `syn.marginal-above` (PASS)." in text
+    assert rule.NAME in text
+    assert "| `syn.slow-above` | INCONCLUSIVE | 5 (+2) | 3 of 4 | 0.00821 (0.0379) |" in text
+    assert ("Levels α_j over the planned looks: 3 → 6 seeds at α = 0.05: 0.035, 0.00826, 0.00821, 0.0201 (P(PASS) "
+            f"at a 0.5-SD effect: {power[0]:.3g} on the profile's seeds, {power[-1]:.3g} by the last look; ") in text
+    assert "`syn.clear-above`" not in text and "The other 2 claims" in text and "not decided at look 1" not in text
     assert sequential_section([store], "standard") == []
     committed = project / "committed-records"  # a clone's report: no plan in its own store, the committed one read
     (committed / "sequential").mkdir(parents=True)
@@ -436,14 +467,14 @@ def test_a_later_invocation_continues_the_recorded_plan(project, monkeypatch) ->
     slow, never = tracks["syn.slow-above"], tracks["syn.never-above"]
     # The looks go on from look 2: looks 3 and 4, not again from look 1.
     assert (slow.verdict.status, slow.stopped, slow.seeds, slow.look, slow.level) == (
-        PASS, DECIDED, [0, 1, 2, 3, 4], 3, 0.0227)
+        PASS, DECIDED, [0, 1, 2, 3, 4], 3, 0.00821)
     assert (never.stopped, never.seeds, never.look) == (AT_LIMIT, [0, 1, 2, 3, 4, 5], 4)
     assert (tracks["syn.clear-above"].verdict.status, tracks["syn.clear-above"].stopped) == (PASS, DECIDED)
-    assert tracks["syn.marginal-above"].stopped == NOT_EXTENDED
-    # Seed 3 of slow and never is reused from the store; seeds 4 (slow, never) and 5 (never) run.
-    assert (second.execution.reused, second.execution.ran) == (2, 3)
+    assert (tracks["syn.marginal-above"].stopped, tracks["syn.marginal-above"].look) == (DECIDED, 3)
+    # Seed 3 of slow, never and marginal is reused from the store; seeds 4 (slow, never, marginal) and 5 (never) run.
+    assert (second.execution.reused, second.execution.ran) == (3, 4)
     data = results.to_dict(second)
-    assert (data["invocations"], data["runs"]["ran"]) == (2, first.execution.ran + 3)
+    assert (data["invocations"], data["runs"]["ran"]) == (2, first.execution.ran + 4)
     assert data["compute_seconds"] == pytest.approx(first.compute_seconds + second.compute_seconds)
 
 

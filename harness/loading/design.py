@@ -102,6 +102,7 @@ def design_of(catalog: Catalog, claim_id: str, profile: str,
     target = catalog.specs[claim.experiment]
     if expectation is None or expectation.skips or profile not in target.spec.profiles:
         return None
+    expectation = expectation.at_level()
     seeds = len(target.spec.profiles[profile].seeds)
     obs = claim.observe
     configs = _configs(target, list(obs.variants), profile)

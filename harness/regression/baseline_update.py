@@ -81,7 +81,7 @@ def redecided(catalog, baseline: dict[str, Any], path: Path) -> tuple[dict[str, 
             verdicts.append(verdict)
         elif entry is None and (lacking := _unavailable_in(catalog, old, loaded.claim.experiment)) is not None:
             claims[loaded.id] = lacking  # a new claim on an experiment whose data was unavailable there
-    apply_families(verdicts, lambda v: catalog.claim(v.claim).claim.alpha_at(v.profile))
+    apply_families(verdicts, lambda v: catalog.claim(v.claim).claim.level_at(v.profile))
     moved = []
     for verdict in verdicts:
         source = old.get(verdict.claim) or next(e for e in old.values() if e.get("numbers") is verdict.numbers)

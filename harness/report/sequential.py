@@ -59,17 +59,29 @@ def render(data: dict[str, Any]) -> list[str]:
 
 
 def _plan_text(data: dict[str, Any]) -> str:
-    """The planned levels, once per distinct plan: 'Levels α_j over the looks: 3 → 6 seeds at
-    α = 0.05: 0.0056, 0.0127, 0.0228, 0.0341.'"""
+    """The planned levels and power, once per distinct plan: 'Levels α_j over the planned looks: 5 → 10
+    seeds at α = 0.05: 0.035, …, 0.0203 (P(PASS) at a 0.5-SD effect: 0.185 on the profile's seeds, 0.338 by
+    the last look; O'Brien-Fleming spending over every look: 0.39).'"""
     plans: dict[tuple, None] = {}
     for claim in data["claims"]:
-        looks = claim["plan"]["looks"]
-        plans[(looks[0]["seeds"], looks[-1]["seeds"], claim["plan"]["alpha"],
-               tuple(f"{look['level']:.3g}" for look in looks))] = None
-    texts = [f"{first} → {last} seeds at α = {alpha:g}: {', '.join(levels)}" for first, last, alpha, levels in plans]
+        plan = claim["plan"]
+        looks = plan["looks"]
+        plans[(looks[0]["seeds"], looks[-1]["seeds"], plan["alpha"], tuple(f"{look['level']:.3g}" for look in looks),
+               _power_text(plan))] = None
+    texts = [f"{first} → {last} seeds at α = {alpha:g}: {', '.join(levels)}{power}"
+             for first, last, alpha, levels, power in plans]
     invocations = data.get("invocations", 1)
     continued = f" The plan was continued over {invocations} invocations." if invocations > 1 else ""
     return "Levels α_j over the planned looks: " + "; ".join(texts) + "." + continued
+
+
+def _power_text(plan: dict[str, Any]) -> str:
+    looks = plan["looks"]
+    if "power" not in looks[0]:
+        return ""
+    return (f" (P(PASS) at a {plan['power_effect_sd']:g}-SD effect: {looks[0]['power']:.3g} on the profile's seeds, "
+            f"{looks[-1]['power']:.3g} by the last look; O'Brien-Fleming spending over every look, the profile's "
+            f"verdict then at a fraction of its level: {plan['boundary_alone_power']:.3g})")
 
 
 def _row(claim: dict[str, Any], data: dict[str, Any]) -> str:

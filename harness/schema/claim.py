@@ -14,6 +14,7 @@ from pydantic_core import PydanticCustomError
 from harness.schema.base import MAX_LISTED, Identifier, StrictModel
 from harness.schema.expectations import Expectation
 from harness.schema.observations import Observation
+from harness.statistics.sequential_rule import level_at_profile
 
 # --- claims -------------------------------------------------------------------
 
@@ -74,6 +75,10 @@ class Claim(StrictModel):
         """The significance level of its test at `profile` (the default 0.05 where it states no test there)."""
         expectation = self.expect.get(profile)
         return 0.05 if expectation is None or expectation.skips else float(getattr(expectation, "alpha", 0.05))
+
+    def level_at(self, profile: str) -> float:
+        """The level its verdict on `profile`'s seeds tests at: its plan's first look, a share of α."""
+        return level_at_profile(self.alpha_at(profile))
 
     @model_validator(mode="after")
     def _labelled(self):

@@ -3,8 +3,8 @@ limit is reached (`fedclaims verify --until-decided`).
 
 Every claim gets a sequential test (`harness.statistics.sequential_rule`): look 1 reads the profile's seeds,
 each later look one more seed of the claim's experiment, look j at the boundary's level α_j.
-Seeds are added only for claims the profile left INCONCLUSIVE (a fixed-n PASS or FAIL that look
-1 cannot decide at α_1 keeps its fixed-n verdict and is not extended). A claim's looks end at its
+Look 1 is the profile's own verdict (its seeds, at α_1 = 0.7 α), so seeds are added only for claims
+the profile left INCONCLUSIVE, and a claim the profile decided keeps that verdict. A claim's looks end at its
 first PASS or FAIL, or when more seeds cannot help: its test has no finite figure of the seeds
 that would decide it, its experiment reached its seed limit, or the budget is spent.
 A seed added to an experiment runs, for that seed, only the variants its open claims read (and
@@ -229,8 +229,8 @@ class _Session:
         seeds = self._seeds_now(track)
         key = (track.claim, tuple(seeds or ()), level)
         if key not in self._raw:
-            self._raw[key] = verify_claim(self.catalog, _at_level(track.loaded, self.profile, level),
-                                          self.profile, self.lookup, seeds=seeds)
+            self._raw[key] = verify_claim(self.catalog, track.loaded, self.profile, self.lookup, seeds=seeds,
+                                          level=level)
         return self._raw[key]
 
     # --- costs ---------------------------------------------------------------------------
@@ -331,11 +331,3 @@ def _continuing_text(recorded: Recorded, tracks: list[Track]) -> str:
             f"recorded claims going on from their recorded look: {going_on}; new to the plan: {new}; the other "
             f"recorded claims keep their verdicts ({kept} of them not selected now)")
 
-
-def _at_level(loaded: LoadedClaim, profile: str, alpha: float) -> LoadedClaim:
-    """The claim with its expectation at `profile` tested at `alpha`."""
-    expectation = loaded.claim.expect.get(profile)
-    if expectation is None or expectation.skips:
-        return loaded
-    expect = {**loaded.claim.expect, profile: expectation.model_copy(update={"alpha": alpha})}
-    return replace(loaded, claim=loaded.claim.model_copy(update={"expect": expect}))

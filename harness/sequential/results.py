@@ -80,14 +80,18 @@ def _claim(track: Track) -> dict[str, Any]:
     assert verdict is not None  # every track has one from its first look on
     return {
         "claim": track.claim, "paper": track.loaded.paper, "experiment": track.experiment,
-        "fixed_n": {"status": track.fixed.status, "reason": track.fixed.reason, "alpha": track.looks.alpha},
+        "fixed_n": {"status": track.fixed.status, "reason": track.fixed.reason, "alpha": track.looks.level_at(1)},
         "status": verdict.status, "reason": verdict.reason, "expectation": verdict.expectation,
         "seeds": track.seeds, "looks": track.look, "planned_looks": track.looks.planned,
         "alpha": track.looks.alpha, "alpha_at_look": track.level, "alpha_spent": track.spent,
         "stopped": track.stopped or INTERRUPTED, "power": verdict.power,
         "plan": {"alpha": track.looks.alpha,
-                 "looks": [{"look": j, "seeds": n, "level": level, "spent": spent} for j, (n, level, spent)
-                           in enumerate(zip(track.looks.seeds, track.looks.levels, track.looks.spent), start=1)]},
+                 "looks": [{"look": j, "seeds": n, "level": level, "spent": spent, "power": power}
+                           for j, (n, level, spent, power) in enumerate(zip(
+                               track.looks.seeds, track.looks.levels, track.looks.spent, track.looks.power()),
+                               start=1)],
+                 "power_effect_sd": rule.POWER_EFFECT_SD,
+                 "boundary_alone_power": track.looks.boundary_alone_power(rule.POWER_EFFECT_SD)},
     }
 
 

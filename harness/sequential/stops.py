@@ -3,6 +3,8 @@ from __future__ import annotations
 
 DECIDED = "decided"
 NOT_EXTENDED = "decided at fixed n: not extended"
+"""A fixed-n PASS or FAIL that look 1 did not decide; with look 1 the profile's own verdict, only a family
+read differently at the two could give it."""
 NO_FIGURE = "no finite figure of the seeds that would decide it"
 AT_LIMIT = "max seeds reached"
 BUDGET = "budget spent"

@@ -23,7 +23,7 @@ class Track:
     looks: Looks
     """Its plan: each look's seeds, level α_j and α spent by it."""
     fixed: Verdict
-    """The profile's fixed-n verdict (its seeds, at α)."""
+    """The profile's fixed-n verdict (its seeds, at the plan's first level α_1): look 1."""
     verdict: Verdict | None = None
     seeds: list[int] = field(default_factory=list)
     look: int = 1

@@ -1,27 +1,34 @@
-"""The group-sequential boundary: each planned look's nominal level α_j for an α-spending
-function of O'Brien-Fleming type, calibrated on the looks' t statistics.
+"""The group-sequential boundary: each planned look's nominal level α_j, the profile's own verdict
+being look 1, calibrated on the looks' t statistics.
 
-Spending function (Lan-DeMets, O'Brien-Fleming type, one-sided level α) over the information
-fraction t_j = n_j / n_max of look j (n_j seeds at look j, n_max at the last planned look):
+One α per claim, whatever the path. The verdict at a profile's seeds (n_1, the fixed-n verdict every
+report shows) is the first look of the plan that `--until-decided` continues: it tests at
+α_1 = `PROFILE_SHARE` · α, and the seeds added later spend the rest, α − α_1, by an O'Brien-Fleming-type
+(Lan-DeMets) function of the added seeds' information fraction e_j = (n_j − n_1) / (n_max − n_1):
 
-    α(t) = 2 − 2 Φ(z_{1−α/2} / √t),    α(1) = α,
+    α(look j) = α_1 + s(e_j),   s(e) = 2 − 2 Φ(z_{1−(α−α_1)/2} / √e),   s(1) = α − α_1,
 
-the α allowed to be spent by look j. It spends little early (α(0.5) = 0.0056 at α = 0.05) and
-keeps most of α for the last looks, where a t-test on more seeds has the power to use it.
+the α allowed to be spent by look j. So the chance of a false PASS (or a false FAIL) of "run the profile,
+then add seeds until decided" is α, and a claim decided on the profile's seeds keeps that verdict: look 1's
+level does not depend on how many seeds a later invocation may add. The share is a design choice, made
+from the power of a one-sided t-test at a 0.5-SD effect (simulated, α = 0.05, 5 → 10 seeds): a fixed-n
+look at 0.035 keeps 0.18 of the 0.24 a fixed-n test at α has, and the plan reaches 0.34 by 10 seeds;
+O'Brien-Fleming over all the looks (the fixed-n look at 0.0056) reaches 0.39 but leaves the profile's
+own verdict 0.04; and 0.7 α ≥ 0.5^5 keeps a 5-seed sign count decidable at the profile (`plan_power`
+computes these figures for any plan).
 
 What is calibrated, and how. The looks are those of a one-sided one-sample t-test whose data
 grow one seed per look: look j reads n_j = n_1 + (j − 1) seeds and its statistic is
 T_j = mean / (sd / √n_j) with n_j − 1 degrees of freedom. The nominal level of look j is the
 α_j with critical value c_j = t⁻¹(1 − α_j; n_j − 1) such that, with the true mean exactly on the
-bound, P(T_1 > c_1 or … or T_j > c_j) = α(t_j). Look 1 is exact (α_1 = α(t_1)); the later
-critical values come from a deterministic simulation (`SIMULATIONS` paths of standard normal
-seeds, numpy's default generator at `RNG_SEED`): c_j is set so that the paths first crossing at
-look j make up α(t_j) − α(t_{j−1}) of all paths. The Monte-Carlo error of the cumulative level is
-about √(α / SIMULATIONS) ≈ 0.0005 at α = 0.05. Levels are cached per (n_1, n_max, α). A look on
-one seed has no t statistic: it is given its increment α(t_j) − α(t_{j−1}) outright (a union
-bound for that look) and the later looks are calibrated on what is left. Each side of a test
-(PASS on one side, FAIL on the other) is its own one-sided test at α_j, so a false PASS and a
-false FAIL are each kept at α, as in the fixed-n test.
+bound, P(T_1 > c_1 or … or T_j > c_j) = α(look j). Look 1 is exact (α_1); the later critical values
+come from a deterministic simulation (`SIMULATIONS` paths of standard normal seeds, numpy's default
+generator at `RNG_SEED`): c_j is set so that the paths first crossing at look j make up
+α(look j) − α(look j − 1) of all paths. The Monte-Carlo error of the cumulative level is about
+√(α / SIMULATIONS) ≈ 0.0005 at α = 0.05. Levels are cached per plan. A look on one seed has no t
+statistic: it is given its increment outright (a union bound for that look) and the later looks are
+calibrated on what is left. Each side of a test (PASS on one side, FAIL on the other) is its own
+one-sided test at α_j, so a false PASS and a false FAIL are each kept at α.
 
 What is an approximation. The verifier's tests are not all one-sample t-tests; the boundary's
 levels are applied to each test as its α:
@@ -34,7 +41,7 @@ levels are applied to each test as its α:
   can PASS (0.5^n ≤ α_j), within α (a seed on the wrong side FAILs it at any level);
 - Fisher-z tests of correlations (per seed, over clients, or pooled by random effects) and the
   reversed-pair test of an `order` at α_j / pairs take the levels as their α: their statistics
-  across looks are correlated otherwise than a t-test's, so their cumulative level is α(t_j)
+  across looks are correlated otherwise than a t-test's, so their cumulative level is α(look j)
   only approximately (each look's test keeps its nominal level);
 - a family (Holm across claims at every look) runs its step-down at the lowest of its members'
   α_j; Holm's levels at a look are no higher than α_j, so a member's own chance of a false
@@ -59,12 +66,20 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 SIMULATIONS = 200_000
+POWER_PATHS = 40_000
 RNG_SEED = 20240615
 DIGITS = 3
+PROFILE_SHARE = 0.7
+"""The share of α the profile's own seeds spend: look 1, the fixed-n verdict."""
+
+
+def profile_level(alpha: float) -> float:
+    """α_1: the level of a claim's test on its profile's seeds (the first look of every plan)."""
+    return _down(PROFILE_SHARE * alpha)
 
 
 def spent(fraction: float, alpha: float) -> float:
-    """α(t): the α an O'Brien-Fleming-type spending function allows by information fraction t."""
+    """The α an O'Brien-Fleming-type spending function of total `alpha` allows by information fraction t."""
     if not 0.0 < fraction <= 1.0:
         raise ValueError(f"an information fraction lies in (0, 1], not {fraction}")
     if fraction == 1.0:
@@ -72,19 +87,34 @@ def spent(fraction: float, alpha: float) -> float:
     return float(2.0 * scipy_stats.norm.sf(scipy_stats.norm.isf(alpha / 2.0) / math.sqrt(fraction)))
 
 
-def fractions(first: int, last: int) -> tuple[float, ...]:
-    """t_j = n_j / n_max of the looks on first, first + 1, …, last seeds."""
-    return tuple(n / last for n in range(first, last + 1))
+def spent_by_look(first: int, last: int, alpha: float) -> tuple[float, ...]:
+    """α(look j) of the looks on `first`, `first` + 1, …, `last` seeds: α_1 at the profile's seeds,
+    then the rest spent over the added seeds' fraction; α by the last look of a plan that adds seeds."""
+    if first < 1 or last < first:
+        raise ValueError(f"looks run from at least one seed up to no fewer: not {first} to {last}")
+    at_profile = profile_level(alpha)
+    return (at_profile,) + tuple(at_profile + spent((n - first) / (last - first), alpha - at_profile)
+                                 for n in range(first + 1, last + 1))
+
+
+def boundary_alone(first: int, last: int, alpha: float) -> tuple[float, ...]:
+    """α(t_j) of O'Brien-Fleming-type spending over every look, t_j = n_j / n_max, the profile's look
+    included as one of them (what the plan would spend were the profile's verdict not its first look)."""
+    return tuple(spent(n / last, alpha) for n in range(first, last + 1))
+
+
+def nominal_levels(first: int, last: int, alpha: float) -> tuple[float, ...]:
+    """α_j of the plan's looks on `first`, `first` + 1, …, `last` seeds (at least one look)."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"α lies in (0, 1), not {alpha}")
+    return calibrated(first, spent_by_look(first, last, alpha))
 
 
 @cache
-def nominal_levels(first: int, last: int, alpha: float) -> tuple[float, ...]:
-    """α_j of the looks on `first`, `first` + 1, …, `last` seeds (at least one look)."""
-    if first < 1 or last < first:
-        raise ValueError(f"looks run from at least one seed up to no fewer: not {first} to {last}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"α lies in (0, 1), not {alpha}")
-    targets = [spent(t, alpha) for t in fractions(first, last)]
+def calibrated(first: int, targets: tuple[float, ...]) -> tuple[float, ...]:
+    """α_j of looks on `first`, `first` + 1, … seeds such that a one-sided t-test crosses by look j with
+    chance targets[j] (the true mean on the bound)."""
+    last = first + len(targets) - 1
     rng = np.random.default_rng(RNG_SEED)
     total = np.zeros(SIMULATIONS)
     squares = np.zeros(SIMULATIONS)
@@ -104,10 +134,7 @@ def nominal_levels(first: int, last: int, alpha: float) -> tuple[float, ...]:
             levels.append(_down(increment))
             reserved += levels[-1]
             continue
-        mean = total / n
-        sd = np.sqrt(np.maximum(squares - n * mean * mean, 0.0) / (n - 1))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            statistic = np.where(sd > 0, mean / (sd / math.sqrt(n)), 0.0)
+        statistic = _t_statistics(total, squares, n)
         if first_statistic:  # the first look with a t statistic: exact
             first_statistic = False
             level = _down(max(0.0, target - reserved))
@@ -120,6 +147,29 @@ def nominal_levels(first: int, last: int, alpha: float) -> tuple[float, ...]:
         alive &= ~crossing
         levels.append(level)
     return tuple(levels)
+
+
+@cache
+def plan_power(first: int, levels: tuple[float, ...], effect_sd: float = 0.5) -> tuple[float, ...]:
+    """P(PASS by look j) of a one-sided t-test at the looks' levels, the true mean `effect_sd` seed
+    standard deviations beyond the bound (simulated: `POWER_PATHS` paths, a fixed generator)."""
+    last = first + len(levels) - 1
+    x = np.random.default_rng(RNG_SEED + 1).standard_normal((POWER_PATHS, last)) + effect_sd
+    total, squares = np.cumsum(x, axis=1), np.cumsum(x * x, axis=1)
+    passed = np.zeros(POWER_PATHS, dtype=bool)
+    by_look = []
+    for n, level in zip(range(first, last + 1), levels):
+        if n >= 2 and level > 0:
+            passed |= _t_statistics(total[:, n - 1], squares[:, n - 1], n) > scipy_stats.t.isf(level, n - 1)
+        by_look.append(round(float(passed.mean()), 3))
+    return tuple(by_look)
+
+
+def _t_statistics(total: np.ndarray, squares: np.ndarray, n: int) -> np.ndarray:
+    mean = total / n
+    sd = np.sqrt(np.maximum(squares - n * mean * mean, 0.0) / (n - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sd > 0, mean / (sd / math.sqrt(n)), 0.0)
 
 
 def _down(level: float) -> float:

@@ -60,7 +60,15 @@ def range_fail_critical(alpha: float, width: float | None, df: float | None) -> 
         return math.inf
     if width is None or math.isinf(width) or alpha >= 1.0:
         return isf(alpha)
-    return float(optimize.brentq(lambda c: sf(c) + sf(c + width) - alpha, isf(alpha), isf(alpha / 2.0) + 1e-9))
+    def chance(c: float) -> float:
+        return sf(c) + sf(c + width) - alpha
+
+    one_side, both = isf(alpha), isf(alpha / 2.0)  # a range so wide the far side adds nothing; one of width 0
+    if chance(one_side) <= 0.0:
+        return one_side
+    if chance(both) >= 0.0:
+        return both
+    return float(optimize.brentq(chance, one_side, both))
 
 
 # --- tests of a mean over seeds ---------------------------------------------------------

@@ -1,6 +1,8 @@
 """Check each claim's observation against its expectation for a profile: the verdict.
 
-How each expectation is decided (α is the expectation's `alpha`, 0.05 unless stated):
+How each expectation is decided (α is the expectation's `alpha`, 0.05 unless stated; a verdict on a
+profile's seeds tests at 0.7 α, the first look of the plan seeds added until decided go on with, so the
+two paths together keep α: `harness.statistics.sequential_rule`; below, "at α" means at that level):
 
 - A test of the mean over seeds (`of: mean`) of a stochastic metric needs a spread: one seed is
   INCONCLUSIVE. Inequalities use one-sided t-tests (PASS if significant on the claimed side,
@@ -138,13 +140,15 @@ def evaluate(expectation: ExpectationBase, obs, observed: Observed) -> Decision:
 
 # --- verdicts -------------------------------------------------------------------
 
-def verdict_head(catalog: Catalog, loaded: LoadedClaim, profile: str
+def verdict_head(catalog: Catalog, loaded: LoadedClaim, profile: str, level: float | None = None
                  ) -> tuple[Verdict, ExpectationBase | None]:
     """A SKIPPED verdict naming the claim and its tested expectation, and the expectation to test
-    (None, with the reason in the verdict, where the profile has nothing to test)."""
+    (None, with the reason in the verdict, where the profile has nothing to test) at `level`: by
+    default the first look of its sequential plan, on the profile's seeds (`ExpectationBase.at_level`)."""
     claim = loaded.claim
     spec = catalog.specs[claim.experiment].spec
-    expectation = claim.expect.get(profile)
+    stated = claim.expect.get(profile)
+    expectation = stated.at_level(level) if stated is not None and not stated.skips else stated
     verdict = Verdict(claim.id, loaded.paper, profile, claim.experiment, claim.source, claim.statement.strip(),
                       expectation.describe(claim.observe) if expectation else "none", SKIPPED, "")
     if profile not in spec.profiles:
@@ -158,15 +162,18 @@ def verdict_head(catalog: Catalog, loaded: LoadedClaim, profile: str
     return verdict, None
 
 
+
 def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
                  lookup: Callable[[str, str, int, str], tuple[str, dict | None]],
-                 missing_is_error: bool = True, seeds: list[int] | None = None) -> Verdict:
-    """The verdict of one claim at one profile, on the profile's seeds or on `seeds`.
+                 missing_is_error: bool = True, seeds: list[int] | None = None,
+                 level: float | None = None) -> Verdict:
+    """The verdict of one claim at one profile, on the profile's seeds or on `seeds`, tested at the
+    profile's level or at `level` (a later look's).
 
     `lookup(experiment, variant, seed, profile)` gives (store key, record or None). A missing
     record is an ERROR after execution, and SKIPPED (not run) when only stored records are read.
     """
-    verdict, expectation = verdict_head(catalog, loaded, profile)
+    verdict, expectation = verdict_head(catalog, loaded, profile, level)
     if expectation is None:
         return verdict
     claim = loaded.claim

@@ -13,6 +13,7 @@ from harness.schema.observations.base import Shape, ranked, shape_of
 from harness.statistics import spreads, values
 from harness.statistics.bands import Admitted
 from harness.statistics.outcome import Decision
+from harness.statistics.sequential_rule import level_at_profile
 
 Aggregate = Literal["mean", "every_seed"]
 Alpha = Annotated[float, Field(gt=0.0, lt=0.5)]
@@ -36,6 +37,16 @@ class ExpectationBase(StrictModel):
     def skips(self) -> bool:
         """No test at this profile (`skip`): the verdict is SKIPPED with its reason."""
         return False
+
+    def at_level(self, level: float | None = None) -> ExpectationBase:
+        """This expectation with its test at `level`; by default at the level of a verdict on a profile's
+        seeds, the share of its α the first look of its sequential plan spends (`sequential_rule`), so that
+        the profile's verdict and seeds added until decided together keep α. One without a test level
+        (`alpha`) is returned as it is."""
+        if "alpha" not in type(self).model_fields:
+            return self
+        alpha = float(self.alpha)
+        return self.model_copy(update={"alpha": level_at_profile(alpha) if level is None else level})
 
     @property
     def every_seed(self) -> bool:
