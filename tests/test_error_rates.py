@@ -1,5 +1,12 @@
 """Seeded Monte Carlo checks of the decision rules' error rates at their boundaries (issue 41).
 
+Every rule a verdict on seeds rests on has a cell here, at its expectation's α as `evaluate` tests it: a
+mean against a bound (both ways, and 'not significantly above'), a paired `order` of two and of three
+variants, an equivalence (TOST), a correlation's bound per seed (Holm over the seeds) and pooled over
+seeds, a range of means, of paired differences and of correlations, and the sign count of `every_seed`.
+The sequential path as a reader meets it (the profile, then seeds added until decided) is
+tests/test_sequential.py's. An `every_seed` FAIL is not a test: a seed on the wrong side is one.
+
 Each cell draws thousands of synthetic observations with the truth where the rule is weakest and
 runs the project's own decision (`harness.verdicts.verify.evaluate`) on each; it fails if the
 rate of the wrong verdict exceeds α by more than the simulation's 99% margin
@@ -18,13 +25,16 @@ import numpy as np
 import pytest
 
 from harness.schema.expectations.between import Between
-from harness.schema.expectations.bounds import Above
+from harness.schema.expectations.bounds import Above, Below, NotAbove
+from harness.schema.expectations.equivalent import Equivalent
+from harness.schema.expectations.order import Order
+from harness.schema.observations.compare import CompareObservation
 from harness.schema.observations.correlation import CorrelationObservation
 from harness.schema.observations.difference import DifferenceObservation
 from harness.schema.observations.metric import MetricObservation
 from harness.statistics import correlation_estimates, stats
 from harness.statistics.series import Observed, Series
-from harness.verdicts.verify import FAIL, evaluate
+from harness.verdicts.verify import FAIL, PASS, evaluate
 
 ALPHA = 0.05
 TRIALS = 1000
@@ -109,3 +119,67 @@ def test_every_seed_passes_as_often_as_the_docs_say(share_below: float, stated: 
     trials = 400
     passes = sum(evaluate(expectation, METRIC, draw(rng)).status == "PASS" for _ in range(trials)) / trials
     assert passes == pytest.approx(stated, abs=2.576 * math.sqrt(stated * (1 - stated) / trials) + 0.005)
+
+
+# --- every other rule at its boundary --------------------------------------------------------
+
+SEEDS = 5
+RULE_TRIALS = 2000
+SLOW_RULE_TRIALS = {"correlation-per-seed-above": 600, "equivalence-at-edge": 1000, "order-of-three": 1000}
+"""Rules whose undecided verdicts compute power figures over a grid (tens of ms a trial)."""
+
+
+def _values(rng, truth: float = 0.0, label: str = "a") -> Series:
+    return Series(label, dict(enumerate(rng.normal(truth, 1.0, size=SEEDS))))
+
+
+def _paired(rng, shifts: tuple[float, ...]) -> Observed:
+    """Variants sharing each seed's draw (paired), each with its own noise, the truth `shifts` apart."""
+    shared = rng.normal(0.0, 1.0, size=SEEDS)
+    return Observed([Series(name, dict(enumerate(shared + shift + rng.normal(0.0, 1.0, size=SEEDS))))
+                     for name, shift in zip("abc", shifts)])
+
+
+def _per_seed_correlations(rng, rho: float) -> Observed:
+    """Each seed's correlation over CLIENTS clients, drawn in Fisher z about the truth (τ = 0)."""
+    z = rng.normal(math.atanh(rho), 1.0 / math.sqrt(CLIENTS - 3), size=SEEDS)
+    per_seed = {i: _correlation(value) for i, value in enumerate(z)}
+    return Observed([Series("r", {i: c.r for i, c in per_seed.items()}, correlations=per_seed)])
+
+
+RULES = {
+    "mean-above": (Above(above=0.0), METRIC, lambda rng: Observed([_values(rng)]), (PASS, FAIL)),
+    "mean-below": (Below(below=0.0), METRIC, lambda rng: Observed([_values(rng)]), (PASS, FAIL)),
+    "mean-not-above": (NotAbove(not_above=0.0), METRIC, lambda rng: Observed([_values(rng)]), (FAIL,)),
+    "paired-above": (Above(above=0.0), DIFF, lambda rng: Observed([_values(rng)]), (PASS, FAIL)),
+    "order-of-two": (Order(order=["a", "b"]), CompareObservation(compare="m", of=["a", "b"]),
+                     lambda rng: _paired(rng, (0.0, 0.0)), (PASS, FAIL)),
+    "order-of-three": (Order(order=["a", "b", "c"]), CompareObservation(compare="m", of=["a", "b", "c"]),
+                       lambda rng: _paired(rng, (0.0, 0.0, 0.0)), (PASS, FAIL)),
+    "equivalence-at-edge": (Equivalent(equivalent_within=0.5), DIFF, lambda rng: Observed([_values(rng, 0.5)]),
+                            (PASS, FAIL)),
+    "between-wide-at-edge": (Between(between=(0.0, 2.0)), METRIC, lambda rng: Observed([_values(rng)]),
+                             (PASS, FAIL)),
+    "correlation-per-seed-above": (Above(above=0.3, of="every_seed"), CORRELATION,
+                                   lambda rng: _per_seed_correlations(rng, 0.3), (PASS, FAIL)),
+    "correlation-pooled-above": (Above(above=0.3), CORRELATION, lambda rng: _per_seed_correlations(rng, 0.3),
+                                 (PASS, FAIL)),
+    "sign-count-every-seed": (Above(above=0.0, of="every_seed"), METRIC, lambda rng: Observed([_values(rng)]),
+                              (PASS,)),
+}
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_every_rule_is_falsely_decided_at_most_alpha_with_the_truth_on_its_boundary(rule: str) -> None:
+    """With the truth on the boundary (a bound's value, a range's or an equivalence's edge, equal variants of
+    an order), the wrong verdicts each come at most α of the time, up to the simulation's 99% margin (2,000
+    trials of 5 seeds, fewer for the slowest; an `order` of three at α / pairs for its reversed pairs, Holm
+    per seed for a correlation per seed). Measured: every cell within α; the per-side `between` fail of an
+    earlier rule was the one outside it (its own cells above)."""
+    expectation, obs, draw, wrong = RULES[rule]
+    trials = SLOW_RULE_TRIALS.get(rule, RULE_TRIALS)
+    rng = np.random.default_rng(sum(map(ord, rule)))
+    statuses = [evaluate(expectation, obs, draw(rng)).status for _ in range(trials)]
+    for status in wrong:
+        rate = statuses.count(status) / trials
+        assert rate <= ALPHA + _margin(trials), f"{rule}: false {status} {rate:.4f}"
