@@ -27,7 +27,7 @@ from harness.schema.expectations.bounds import Above
 from harness.schema.observations.correlation import CorrelationObservation
 from harness.schema.observations.metric import MetricObservation
 from harness.statistics.correlation_estimates import Correlation
-from harness.statistics.sequential_rule import level_at_profile
+from harness.statistics.sequential_boundary import profile_level
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import INCONCLUSIVE, PASS, evaluate
 
@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 TABLE4 = (-0.845, -0.715)
 """Table 4's r(H~, p_max) range, 'between −0.72 and −0.84', read with its rounding: 0.341 wide in z."""
 
-LEVEL = level_at_profile(0.05)
+LEVEL = profile_level(0.05)
 """The level a verdict on a profile's seeds tests at (0.7 α), which the design reads."""
 
 REFUSED = """\

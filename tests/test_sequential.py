@@ -119,7 +119,7 @@ def test_the_boundary_spends_alpha_as_its_spending_function_says_by_every_look()
     bound) is α(look j): 0.7 α at the profile's seeds, α by the last look."""
     first, last, paths = 5, 10, 200_000
     looks = Looks.plan(ALPHA, first, 1 + last - first)
-    assert looks.levels[0] == 0.035 == rule.level_at_profile(ALPHA)
+    assert looks.levels[0] == 0.035 == boundary.profile_level(ALPHA)
     assert max(looks.levels[1:]) < ALPHA and looks.spent[0] == looks.levels[0]
     assert looks.spent[-1] == ALPHA and looks.level_at(6) == looks.levels[-1] and looks.spent_at(1) == looks.spent[0]
     x = np.random.default_rng(11).standard_normal((paths, last))

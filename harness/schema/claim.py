@@ -14,7 +14,7 @@ from pydantic_core import PydanticCustomError
 from harness.schema.base import MAX_LISTED, Identifier, StrictModel
 from harness.schema.expectations import Expectation
 from harness.schema.observations import Observation
-from harness.statistics.sequential_rule import level_at_profile
+from harness.statistics.sequential_boundary import profile_level
 
 # --- claims -------------------------------------------------------------------
 
@@ -78,7 +78,7 @@ class Claim(StrictModel):
 
     def level_at(self, profile: str) -> float:
         """The level its verdict on `profile`'s seeds tests at: its plan's first look, a share of α."""
-        return level_at_profile(self.alpha_at(profile))
+        return profile_level(self.alpha_at(profile))
 
     @model_validator(mode="after")
     def _labelled(self):

@@ -1,14 +1,14 @@
 """The stopping rule: one α per claim, spent over the planned looks, the profile's verdict the first.
 
-A claim is looked at on the profile's seeds (look 1: the fixed-n verdict, at `profile_level(α)` =
-0.7 α) and again after every seed added to its experiment, at most up to the experiment's seed limit:
-L = 1 + (limit − profile seeds) planned looks. Its test at look j runs at the boundary's nominal level
-α_j (`harness.statistics.sequential_boundary`: the rest of α spent by a Lan-DeMets function of
-O'Brien-Fleming type over the added seeds' fraction, calibrated on the looks' t statistics so that the
-chance of a false PASS, or of a false FAIL, by look j is α(look j), and α by the last look, whenever
-the looks stop, the profile's verdict included). An earlier rule tested the profile at α and then spent
-a second α over the added seeds: "run the profile, then add seeds" was falsely decided 0.074 of the
-time at α = 0.05; it is not kept.
+A claim is looked at on the profile's seeds (look 1: the fixed-n verdict, at
+`sequential_boundary.profile_level(α)` = 0.7 α) and again after every seed added to its experiment, at
+most up to the experiment's seed limit: L = 1 + (limit − profile seeds) planned looks. Its test at look
+j runs at the boundary's nominal level α_j (`harness.statistics.sequential_boundary`: the rest of α
+spent by a Lan-DeMets function of O'Brien-Fleming type over the added seeds' fraction, calibrated on the
+looks' t statistics so that the chance of a false PASS, or of a false FAIL, by look j is α(look j), and
+α by the last look, whenever the looks stop, the profile's verdict included). An earlier rule tested the
+profile at α and then spent a second α over the added seeds: "run the profile, then add seeds" was
+falsely decided 0.074 of the time at α = 0.05; it is not kept.
 """
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from harness.statistics.sequential_boundary import (
     calibrated,
     nominal_levels,
     plan_power,
-    profile_level,
     spent_by_look,
 )
 
@@ -112,11 +111,6 @@ class Looks:
         the profile's own verdict keeps its power."""
         first, last = self.seeds[0], self.seeds[-1]
         return plan_power(first, calibrated(first, boundary_alone(first, last, self.alpha)), effect_sd)[-1]
-
-
-def level_at_profile(alpha: float) -> float:
-    """The level of every claim's verdict on its profile's seeds: its plan's first look."""
-    return profile_level(alpha)
 
 
 def default_max_seeds(profile_seeds: int) -> int:

@@ -13,7 +13,7 @@ from harness.schema.observations.base import Shape, ranked, shape_of
 from harness.statistics import spreads, values
 from harness.statistics.bands import Admitted
 from harness.statistics.outcome import Decision
-from harness.statistics.sequential_rule import level_at_profile
+from harness.statistics.sequential_boundary import profile_level
 
 Aggregate = Literal["mean", "every_seed"]
 Alpha = Annotated[float, Field(gt=0.0, lt=0.5)]
@@ -46,7 +46,7 @@ class ExpectationBase(StrictModel):
         if "alpha" not in type(self).model_fields:
             return self
         alpha = float(self.alpha)
-        return self.model_copy(update={"alpha": level_at_profile(alpha) if level is None else level})
+        return self.model_copy(update={"alpha": profile_level(alpha) if level is None else level})
 
     @property
     def every_seed(self) -> bool:
