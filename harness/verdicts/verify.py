@@ -148,7 +148,7 @@ def verdict_head(catalog: Catalog, loaded: LoadedClaim, profile: str, level: flo
     claim = loaded.claim
     spec = catalog.specs[claim.experiment].spec
     stated = claim.expect.get(profile)
-    expectation = stated.at_level(level) if stated is not None and not stated.skips else stated
+    expectation = stated.at_level(level) if stated is not None else None  # a `skip` has no level: as it is
     verdict = Verdict(claim.id, loaded.paper, profile, claim.experiment, claim.source, claim.statement.strip(),
                       expectation.describe(claim.observe) if expectation else "none", SKIPPED, "")
     if profile not in spec.profiles:
