@@ -45,7 +45,7 @@ class ExpectationBase(StrictModel):
         (`alpha`) is returned as it is."""
         if "alpha" not in type(self).model_fields:
             return self
-        alpha = float(self.alpha)
+        alpha = float(self.model_dump(include={"alpha"})["alpha"])
         return self.model_copy(update={"alpha": profile_level(alpha) if level is None else level})
 
     @property
