@@ -227,6 +227,30 @@ def test_runs_over_dependency_waves_are_counted_once(tmp_path: Path) -> None:
     assert [v.status for v in again.verdicts] == [v.status for v in first.verdicts] != ["ERROR"]
 
 
+@pytest.mark.skipif(not os.environ.get("FEDCLAIMS_DATA"), reason="FEDCLAIMS_DATA is not set")
+def test_a_run_is_planned_with_the_runs_its_key_was_computed_from(tmp_path: Path) -> None:
+    """A claim reading only Random-budget still plans HAS-FL's runs once they are stored: Random-budget's key
+    is computed from HAS-FL's records, so a bundle of the claim's records without them could not be read."""
+    from harness.loading.catalog import load_catalog
+
+    (tmp_path / "claims").mkdir()
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "budget.yaml").write_text(DEPENDENT_SPEC)
+    claim = DEPENDENT_CLAIM.replace("{difference: mean_capacity, of: [random-budget, hasfl]}",
+                                    "{metric: mean_capacity, of: random-budget}")
+    (tmp_path / "claims" / "budget.yaml").write_text(claim.replace("{approx: 0.0, tolerance: 0.5}",
+                                                                   "{between: [0.1, 1.0]}"))
+    settings = Settings.from_env(tmp_path, store_dir=tmp_path / "store", workers=1)
+    verify(settings, console=_quiet())
+    catalog = load_catalog(tmp_path / "claims", tmp_path / "specs", tmp_path)
+    store = ResultStore(settings.store_dir)
+    requests, waiting = planning.plan(catalog, catalog.select(), ["smoke"], settings, store)
+    assert waiting == 0
+    assert sorted((r.variant, r.seed) for r in requests) == [("hasfl", 0), ("hasfl", 1),
+                                                             ("random-budget", 0), ("random-budget", 1)]
+    assert all(store.reusable(r.key) is not None for r in requests)
+
+
 def test_a_worker_rereads_its_source_after_planning_hashed_it(catalog, settings, monkeypatch) -> None:
     """A source edited after planning (in a long sweep, in a worker that already ran) is refused."""
     request = asdict(_plan(catalog, settings)[0])  # planning has hashed (and cached) the runner's source

@@ -183,10 +183,13 @@ def plan_variants(catalog: Catalog, experiment: str, variants, profile: str, set
                   store: ResultStore | None = None, data: Mapping[str, str] | None = None,
                   seeds: list[int] | None = None) -> tuple[list[RunRequest], int]:
     """The runs of `variants` of one experiment at one profile, every seed (the profile's, or
-    `seeds`): (runnable requests, number waiting for a dependency's record); a run that waits is
-    listed with its unresolved key."""
+    `seeds`), with the runs whose records their configs refer to listed first: (runnable requests,
+    number waiting for a dependency's record); a run that waits is listed with its unresolved key.
+    A dependency is listed even where its record is stored, so that whatever takes these runs' records
+    (a bundle, a migration) takes the records their keys were computed from."""
     requests, waiting = [], 0
-    for variant in variants:
+    dependencies = sorted(set().union(*(referenced_variants(catalog, experiment, v, profile) for v in variants)))
+    for variant in [*(d for d in dependencies if d not in variants), *variants]:
         for seed in catalog.specs[experiment].spec.profiles[profile].seeds if seeds is None else seeds:
             try:
                 requests.append(request_for(catalog, experiment, variant, seed, profile, settings, store, data))
