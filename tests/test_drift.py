@@ -146,6 +146,23 @@ def test_a_measured_drift_is_taken_as_measured_and_the_fallback_scale() -> None:
     assert "NOT MEASURED" in unmeasured.text()
 
 
+def test_a_series_is_not_held_to_the_drift_of_the_one_other_series_measured() -> None:
+    """HAS-FL's mean capacity was measured across numerics, its guarantee-off ablation never: the
+    ablation falls back on its own seed spread instead of borrowing HAS-FL's drift (a twentieth of the
+    ablation's move on one seed at standard); the measured series keeps its measurement."""
+    measured = {"groups": {"e / m": {"rms": 3e-6, "count": 5, "heterogeneity_p": 1.0,
+                                     "series": {"HAS-FL (m)": {"rms": 3e-6, "count": 5}}}}}
+    own = drift.scale(measured, "e / m", recorded_sd=0.015, n=5, label="HAS-FL (m)")
+    other = drift.scale(measured, "e / m", recorded_sd=0.015, n=5, label="guarantee off (m)")
+    assert own.source == drift.MEASURED and own.rms == pytest.approx(3e-6)
+    assert other.source == drift.FALLBACK and other.rms == pytest.approx(0.015 * math.sqrt(2))
+    recorded = {"values": {"0": 0.4434, "1": 0.4431, "2": 0.4481, "3": 0.4792, "4": 0.4554}, "std": 0.015}
+    moved = {"values": {"0": 0.4434 + 5.7e-5, "1": 0.4431 + 8.6e-6, "2": 0.4481 - 2.2e-6, "3": 0.4792 + 3.3e-6,
+                        "4": 0.4554 - 2.6e-6}}
+    assert drift.drift_test("c", "guarantee off (m)", "e / m", moved, recorded, measured).p_value > 0.5
+    assert drift.drift_test("c", "HAS-FL (m)", "e / m", moved, recorded, measured).p_value < 0.001
+
+
 def test_near_margin_follows_the_drift_of_the_statistic() -> None:
     """A paired difference of two series each drifting by 1.0 over 3 seeds, SE 0.5: the statistic
     moves by sqrt(2) / sqrt(3) / 0.5 = 1.63 SE, so near is 3 x 1.63."""

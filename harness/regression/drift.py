@@ -22,8 +22,11 @@ only the numerics changed. In a group whose series drift differently (Bartlett p
 and a series the measurement did not reach against the group's largest; otherwise against the
 group's. The p-values of a check are corrected by Holm (family-wise false-alarm rate `ALPHA`).
 A group never measured falls back on the series' own seed spread, τ = √2 · (recorded sd) with
-n − 1 degrees of freedom, and the test says so; every group of a shipped claim is measured at
-every profile with a baseline, so the fallback serves a user's new claims only.
+n − 1 degrees of freedom, and the test says so. So does a series the measurement did not reach in a
+group where only one other series was measured: nothing shows that it drifts alike (at standard,
+HAS-FL's guarantee-off ablation, never recorded under other numerics, moved 5.7e-5 in mean capacity on
+one seed between two numerics, 19 times the drift measured on HAS-FL's own series). The check names
+such series (`NOT MEASURED`); `fedclaims baseline drift` measures them from a recording.
 
 **What it can see.** `detectable_shift` is the constant per-seed shift the test detects with
 probability `POWER` at a given level (the noncentral F of n seeds against τ with `count` df).
@@ -244,10 +247,11 @@ def scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int, labe
     floored by a fraction of the seed spread: a metric that barely drifts between machines (a mean
     capacity) would hide a changed method behind such a floor, hundreds of times its drift."""
     entry = (drift.get("groups") or {}).get(group)
-    if entry is None or entry.get("count", 0) <= 0:
+    series = (entry or {}).get("series") or {}
+    unreached = label is not None and label not in series and len(series) == 1
+    if entry is None or entry.get("count", 0) <= 0 or unreached:
         return Scale(math.sqrt(2.0) * recorded_sd if math.isfinite(recorded_sd) else 0.0, max(1, n - 1), FALLBACK)
     pooled = Scale(float(entry["rms"]), int(entry["count"]), MEASURED)
-    series = entry.get("series") or {}
     if entry.get("heterogeneity_p", 1.0) >= HETEROGENEITY_ALPHA or not series:
         return pooled
     own = series.get(label) if label is not None else None
