@@ -251,6 +251,29 @@ def test_a_run_is_planned_with_the_runs_its_key_was_computed_from(tmp_path: Path
     assert all(store.reusable(r.key) is not None for r in requests)
 
 
+@pytest.mark.skipif(not os.environ.get("FEDCLAIMS_DATA"), reason="FEDCLAIMS_DATA is not set")
+def test_records_add_keys_a_dependent_run_from_the_bundled_record_it_refers_to(tmp_path: Path) -> None:
+    """HAS-FL's runs are bundled and Random-budget's only in the store: `records add` keys Random-budget's
+    runs from the bundled HAS-FL records and bundles them (it dropped them, reading the store alone)."""
+    from harness.cli import main
+    from harness.running.bundle import RecordBundle
+
+    (tmp_path / "claims").mkdir()
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "budget.yaml").write_text(DEPENDENT_SPEC)
+    (tmp_path / "claims" / "budget.yaml").write_text(DEPENDENT_CLAIM)
+    settings = Settings.from_env(tmp_path, store_dir=tmp_path / "store", workers=1)
+    first = verify(settings, console=_quiet())
+    store = ResultStore(settings.store_dir)
+    hasfl = [r for r in first.requests if r.variant == "hasfl"]
+    RecordBundle(settings.records_dir).add(store.get(r.key) for r in hasfl)
+    for request in hasfl:
+        store.path(request.key).unlink()
+    assert main(["--root", str(tmp_path), "records", "add", "--store", str(settings.store_dir)]) == 0
+    bundled = {record["variant"] for record in RecordBundle(settings.records_dir).records()}
+    assert bundled == {"hasfl", "random-budget"} and len(list(RecordBundle(settings.records_dir).keys())) == 4
+
+
 def test_a_worker_rereads_its_source_after_planning_hashed_it(catalog, settings, monkeypatch) -> None:
     """A source edited after planning (in a long sweep, in a worker that already ran) is refused."""
     request = asdict(_plan(catalog, settings)[0])  # planning has hashed (and cached) the runner's source

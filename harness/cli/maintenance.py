@@ -181,7 +181,7 @@ def cmd_records(args) -> int:
         catalog, claims = select(settings, args.paper, args.claim)
         profiles = args.profile or [DEFAULT_PROFILE]
         catalog.check_profiles(profiles)
-        store = ResultStore(settings.store_dir)
+        store = ResultStore(settings.store_dir, bundle=bundle)  # its records key the runs that refer to them
         data = survey_data(datasets_needed(catalog, claims, profiles, variants_needed), settings)
         requests, _ = plan(catalog, claims, profiles, settings, store, data.fingerprints)
         for profile in profiles:
