@@ -211,13 +211,18 @@ claims:
 """
 
 
-@pytest.mark.skipif(not os.environ.get("FEDCLAIMS_DATA"), reason="FEDCLAIMS_DATA is not set")
-def test_runs_over_dependency_waves_are_counted_once(tmp_path: Path) -> None:
+def _dependent_project(tmp_path: Path, claim: str) -> Settings:
+    """A project of the spec whose Random-budget refers to HAS-FL's record, and `claim`."""
     (tmp_path / "claims").mkdir()
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "budget.yaml").write_text(DEPENDENT_SPEC)
-    (tmp_path / "claims" / "budget.yaml").write_text(DEPENDENT_CLAIM)
-    settings = Settings.from_env(tmp_path, store_dir=tmp_path / "store", workers=1)
+    (tmp_path / "claims" / "budget.yaml").write_text(claim)
+    return Settings.from_env(tmp_path, store_dir=tmp_path / "store", workers=1)
+
+
+@pytest.mark.skipif(not os.environ.get("FEDCLAIMS_DATA"), reason="FEDCLAIMS_DATA is not set")
+def test_runs_over_dependency_waves_are_counted_once(tmp_path: Path) -> None:
+    settings = _dependent_project(tmp_path, DEPENDENT_CLAIM)
     first = verify(settings, console=_quiet())
     assert (first.execution.total, first.execution.ran, first.execution.reused) == (4, 4, 0)
     assert first.execution.text().startswith("4 runs: 0 reused, 4 run,")
@@ -258,11 +263,7 @@ def test_records_add_keys_a_dependent_run_from_the_bundled_record_it_refers_to(t
     from harness.cli import main
     from harness.running.bundle import RecordBundle
 
-    (tmp_path / "claims").mkdir()
-    (tmp_path / "specs").mkdir()
-    (tmp_path / "specs" / "budget.yaml").write_text(DEPENDENT_SPEC)
-    (tmp_path / "claims" / "budget.yaml").write_text(DEPENDENT_CLAIM)
-    settings = Settings.from_env(tmp_path, store_dir=tmp_path / "store", workers=1)
+    settings = _dependent_project(tmp_path, DEPENDENT_CLAIM)
     first = verify(settings, console=_quiet())
     store = ResultStore(settings.store_dir)
     hasfl = [r for r in first.requests if r.variant == "hasfl"]
