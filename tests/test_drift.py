@@ -163,6 +163,27 @@ def test_a_series_is_not_held_to_the_drift_of_the_one_other_series_measured() ->
     assert drift.drift_test("c", "HAS-FL (m)", "e / m", moved, recorded, measured).p_value < 0.001
 
 
+def test_no_reach_is_simulated_for_a_series_its_group_never_measured() -> None:
+    """FedHENet's plaintext-minus-FedAvg difference (16.3, 14.4, 13.3 points) shares its group with the
+    one measured difference, encrypted minus plaintext (drift 0): the fallback scale (√2 × its seed sd,
+    2.1 points) is a guess the regression check may test against, not a drift to call a verdict 13 SE
+    from its boundary fragile by (70 SE of simulated reach); the measured series keeps its reach."""
+    measured = {"groups": {"e / difference of accuracy": {
+        "rms": 0.0, "count": 6, "heterogeneity_p": 1.0,
+        "series": {"encrypted − plaintext (accuracy)": {"rms": 0.0, "count": 6}}}}}
+    values = {"0": 16.3, "1": 14.4, "2": 13.3}
+    x = np.array(list(values.values()))
+    se = float(np.std(x, ddof=1)) / math.sqrt(3)
+    numbers = {label: {"quantity": "difference of accuracy", "std": float(np.std(x, ddof=1)), "n": 3, "values": values}
+               for label in ("plaintext − FedAvg (accuracy)", "encrypted − plaintext (accuracy)")}
+    item = {"se": se, "seeds": 3, "df": 2, "statistic": float(x.mean()) / se}
+    unmeasured = {**item, "sources": ["plaintext − FedAvg (accuracy)"]}
+    assert nearness.statistic_reach(unmeasured, numbers, "e", measured) is None
+    assert nearness.near_margin([unmeasured], numbers, "e", measured) == nearness.MIN_NEAR_MARGIN
+    assert nearness.statistic_reach({**item, "sources": ["encrypted − plaintext (accuracy)"]}, numbers, "e",
+                                    measured) == 0.0
+
+
 def test_near_margin_follows_the_drift_of_the_statistic() -> None:
     """A paired difference of two series each drifting by 1.0 over 3 seeds, SE 0.5: the statistic
     moves by sqrt(2) / sqrt(3) / 0.5 = 1.63 SE, so near is 3 x 1.63."""

@@ -69,8 +69,8 @@ def _source_drift(item: Mapping[str, Any], numbers: Mapping[str, Any], experimen
     seeds = [seed for seed in values[0] if all(v.get(seed) is not None and math.isfinite(v[seed]) for v in values)]
     groups = measured.get("groups") or {}
     if len(labels) == 1 and group_key(experiment, series[0]) in groups:
-        tau = scale(measured, group_key(experiment, series[0]), _sd(series[0]), len(seeds), labels[0]).rms
-        return [values[0][seed] for seed in seeds], tau
+        own = scale(measured, group_key(experiment, series[0]), _sd(series[0]), len(seeds), labels[0])
+        return ([values[0][seed] for seed in seeds], own.rms) if own.measured else None
     quantity = series[0].get("quantity") or "?"
     if len(labels) == 2 and (difference_group(experiment, quantity) in groups
                              or all(group_key(experiment, s) in groups for s in series)):
