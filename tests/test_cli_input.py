@@ -35,6 +35,17 @@ def test_a_typo_in_the_selection_is_an_error_with_a_suggestion(capsys, tmp_path:
     assert not (tmp_path / "store").exists(), "nothing may run before the selection is known to be valid"
 
 
+def test_a_glob_selects_with_a_character_class_as_the_shell_does() -> None:
+    """`hasfl.table[34].cifar10.*` is a glob: it once had its brackets escaped and matched nothing."""
+    from harness.loading.catalog import load_catalog
+    catalog = load_catalog(REPO / "claims", REPO / "specs", REPO)
+    chosen = {c.id for c in catalog.select(pattern="hasfl.table[34].cifar10.*")}
+    expected = {c.id for c in catalog.claims if c.id.startswith(("hasfl.table3.cifar10.", "hasfl.table4.cifar10."))}
+    assert chosen == expected and len(expected) > 2
+    assert {c.id for c in catalog.select(pattern="hasfl.table?.shakespeare.*")} == {
+        c.id for c in catalog.claims if c.id.startswith("hasfl.table") and ".shakespeare." in c.id}
+
+
 def test_numerics_refuses_a_store_that_does_not_exist_or_is_a_file(capsys, tmp_path: Path) -> None:
     (tmp_path / "store").mkdir()
     (tmp_path / "file").write_text("x")

@@ -5,6 +5,7 @@ each names its file, line and field and, for a misspelling, the closest valid na
 """
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import re
@@ -126,8 +127,9 @@ class Catalog:
 
 
 def _glob_to_regex(pattern: str) -> str:
-    if any(ch in pattern for ch in "*?") and not any(ch in pattern for ch in "^$()|+\\"):
-        return "^" + re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".") + "$"
+    """A shell glob (`*`, `?`, `[34]`) as an anchored regex; anything else is taken as a regex."""
+    if any(ch in pattern for ch in "*?[") and not any(ch in pattern for ch in "^$()|+\\"):
+        return "^" + fnmatch.translate(pattern)
     return pattern
 
 
