@@ -189,6 +189,10 @@ class ExperimentKind:
     """What a valid config (an instance of the runner's `Config`) still cannot run as it is written (a part
     whose own method the chosen execution path would not call): (the setting's path, the message) pairs,
     each refused by `fedclaims validate` at the line that sets it."""
+    timed: bool = False
+    """Whether its runs measure their own seconds as results (a cost claim reads them): such runs are executed
+    one at a time after the other runs of an invocation, so that none of them shares the CPU with another run
+    of the same invocation (`harness.running.execution`)."""
     trial: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     """Overrides that shrink a resolved config of this kind to one round on a handful of samples, keeping
     its models, methods and federation as they are (`fedclaims trial`, `tests/test_paper_profile.py`);

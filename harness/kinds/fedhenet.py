@@ -138,6 +138,7 @@ FEDHENET = ExperimentKind(
                 "from images.",
     runner="harness.runners.fedhenet",
     learning=Learning("accuracy", lambda config: 100.0 / CLASSES[config["data"]["name"]]),
+    timed=True,
     metrics=classified({
         "accuracy": Metric("test accuracy of the trained output layer", lambda r, a: 100.0 * required(r, "accuracy"),
                            unit="%"),

@@ -24,6 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from harness.kinds import kind as experiment_kind
 from harness.provenance import library_versions
 from harness.running.planning import RunRequest
 from harness.running.runlocks import RunClaims, lock_room
@@ -134,7 +135,9 @@ def _run_todo(todo: list[RunRequest], store: ResultStore, settings: Settings, co
     pending = todo
     try:
         while pending:
-            runner(claims.claimed(pending), settings, progress, task, finished)
+            shared, alone = _timed_apart(pending)
+            runner(claims.claimed(shared), settings, progress, task, finished)
+            _execute_local(claims.claimed(alone), settings, progress, task, finished)
             if claims.deferred:
                 count = len(claims.deferred)
                 console.print(f"{count} run{' is' if count == 1 else 's are'} being run by another invocation on "
@@ -147,6 +150,13 @@ def _run_todo(todo: list[RunRequest], store: ResultStore, settings: Settings, co
         raise
     finally:
         claims.release_all()
+
+
+def _timed_apart(todo: list[RunRequest]) -> tuple[list[RunRequest], list[RunRequest]]:
+    """(runs the executor may run side by side, runs that time themselves): the latter run one at a time once
+    the others are done, since a run's seconds measured beside another run are not its method's seconds."""
+    timed = [request for request in todo if experiment_kind(request.kind).timed]
+    return [request for request in todo if request not in timed], timed
 
 
 def _execute_local(todo, settings, progress, task, finished) -> None:
