@@ -11,6 +11,7 @@ from harness.design.readings import Reading, correlation_design, spread_design
 from harness.errors import Problem
 from harness.loading.planning_spread import SpreadSource, no_stored_spreads
 from harness.loading.studies import generated_profiles
+from harness.schema.observations.base import Shape
 from harness.statistics.power import PRACTICAL_UNITS
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def _configs(target: LoadedSpec, variants: list[str], profile: str) -> list[dict
 
 def _fixed_by_config(target: LoadedSpec, obs, configs: list[dict]) -> bool:
     """Every value the claim reads is fixed by its run's config (one seed decides)."""
-    if obs.key in ("correlation", "spread"):
+    if obs.shape in (Shape.CORRELATION, Shape.SPREAD):
         return False
     metric = target.kind.metrics.get(obs.metric)
     return metric is not None and all(metric.is_deterministic(config) for config in configs)
@@ -120,13 +121,13 @@ def design_of(catalog: Catalog, claim_id: str, profile: str,
     if expectation.every_seed and _structural(target, obs):
         return made((True, True, 1, 1, "fixed by the protocol's structure or exact algebra: each seed is read "
                                        "directly", ""))
-    if obs.key == "correlation":
+    if obs.shape is Shape.CORRELATION:
         counts = [clients_per_run(config) for config in configs]
         known = [c for c in counts if c is not None]
         clients = min(known) if len(known) == len(counts) else None
         controls = 1 if getattr(obs, "given", None) else 0
         return made(correlation_design(controls, expectation, clients, numbers))
-    if obs.key == "spread":
+    if obs.shape is Shape.SPREAD:
         return made(spread_design(expectation))
     return made(expectation.design(numbers))
 
