@@ -45,6 +45,18 @@ class Outcome:
     """Profiles re-verified from an archive of observations (`harness.verdicts.archive`), with where from."""
     archived_runs: list[dict] = field(default_factory=list)
     """The runs behind the archived profiles' verdicts, as the archive lists them."""
+    notes: list[str] = field(default_factory=list)
+    """How planned runs execute other than their configs read (`execution_notes`), each once."""
+
+
+def execution_notes(catalog: Catalog, requests: list[RunRequest]) -> list[str]:
+    """Each experiment's kind's `config_notes` on its planned runs, each note once, with the experiment."""
+    notes: dict[str, None] = {}
+    for request in requests:
+        kind = catalog.specs[request.experiment].kind
+        for note in kind.config_notes(kind.config_model.model_validate(request.config)):
+            notes[f"{request.experiment}: {note}"] = None
+    return list(notes)
 
 
 def numerics_of(outcome: Outcome) -> dict[str, dict]:
@@ -205,6 +217,9 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
     fingerprints = data.fingerprints
     requests, waiting = plan(catalog, claims, profiles, settings, store, fingerprints, variants_for)
     outcome = Outcome(catalog, claims, profiles + extra, requests, store=store, data=data)
+    outcome.notes = execution_notes(catalog, requests)
+    for note in outcome.notes:
+        (console or Console(stderr=True)).print(f"note: {note}", highlight=False)
     if run:
         every_request = {r.key: r for r in requests}
         outcome.execution = execute(requests, store, settings, console)

@@ -119,3 +119,33 @@ def test_the_projects_own_objectives_run_on_both_paths(tmp_path):
             "model": {"arch": "conv", "hidden": [4], "in_channels": 3, "num_classes": 10, "image_size": 32},
             "federation": {"objective": name}})
         assert checks(config) == [], name
+
+
+@pytest.mark.parametrize("execution, noted", [(None, True), ("batched", True), ("sequential", False)])
+def test_a_train_only_objective_under_batched_execution_is_said_once(tmp_path, execution, noted):
+    """The batched engine falls back to such an objective's `train`: correct, slower, and said (issue 40)."""
+    from harness.loading.catalog import load_catalog
+    from harness.pipeline import execution_notes
+    from harness.running.planning import RunRequest
+    assert _problems(tmp_path, "Damped", TRAIN_ONLY, execution=execution) == []
+    with scoped_code(tmp_path):
+        catalog = load_catalog(tmp_path / "claims", tmp_path / "specs", tmp_path)
+        config = catalog.specs["objective-file"].resolve("a", "tiny").model_dump(mode="json")
+        requests = [RunRequest("objective-file", "a", seed, "tiny", "federated_training", config, {}, {}, str(seed))
+                    for seed in (0, 1)]
+        notes = execution_notes(catalog, requests)
+    assert notes == (["objective-file: objective 'objectives/mine.py:Damped' overrides only `train`: "
+                      "under `client_execution: batched` its clients train one at a time through it (the same "
+                      "method, slower)"] if noted else [])
+
+
+def test_the_projects_own_objectives_need_no_note():
+    from harness.kinds import kind
+    from harness.runners.federated import Config
+    notes = kind("federated_training").config_notes
+    for name in OBJECTIVES.names():
+        config = Config.model_validate({
+            "data": {"name": "cifar10", "partition": {"scheme": "iid"}},
+            "model": {"arch": "conv", "hidden": [4], "in_channels": 3, "num_classes": 10, "image_size": 32},
+            "federation": {"objective": name}})
+        assert notes(config) == [], name

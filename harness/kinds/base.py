@@ -189,6 +189,10 @@ class ExperimentKind:
     """What a valid config (an instance of the runner's `Config`) still cannot run as it is written (a part
     whose own method the chosen execution path would not call): (the setting's path, the message) pairs,
     each refused by `fedclaims validate` at the line that sets it."""
+    config_notes: Callable[[Any], list[str]] = lambda config: []
+    """How a valid config (an instance of the runner's `Config`) runs other than it reads (an execution path
+    the engine leaves for a part that cannot take it): said once by `verify` and `report`, and in the report's
+    Provenance (`harness.pipeline.execution_notes`)."""
     timed: bool = False
     """Whether its runs measure their own seconds as results (a cost claim reads them): such runs are executed
     one at a time after the other runs of an invocation, so that none of them shares the CPU with another run

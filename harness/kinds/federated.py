@@ -28,6 +28,7 @@ from harness.kinds.base import (
 from harness.kinds.evaluations import Tolerance, by_round, evaluations, present_evaluations
 from harness.runners.model_config import model_sources
 from harness.runners.parts import OBJECTIVES, POLICIES, ROUND_HOOKS
+from methods.federated.config import ClientExecution
 from methods.federated.objectives import defining_class
 
 
@@ -173,6 +174,16 @@ def _objective_problems(config) -> list[tuple[tuple[str, ...], str]]:
                  "overrides `train_cohort` but not `train`, which sequential execution and models too large to stack "
                  f"call instead: those clients would train as {single.__qualname__} does; "
                  "implement `train` too")]
+    return []
+
+
+def _objective_notes(config) -> list[str]:
+    """An objective overriding only `train` under batched execution: its clients train one at a time."""
+    federation = config.federation
+    objective = OBJECTIVES.load(federation.objective["name"])
+    if federation.client_execution is ClientExecution.BATCHED and not objective.trains_cohorts():
+        return [f"objective {federation.objective['name']!r} overrides only `train`: under "
+                "`client_execution: batched` its clients train one at a time through it (the same method, slower)"]
     return []
 
 
@@ -331,6 +342,7 @@ FEDERATED_TRAINING = ExperimentKind(
     datasets=lambda config: [config.data.name],
     code_sources=_named_sources,
     config_problems=_objective_problems,
+    config_notes=_objective_notes,
     example=KindExample({
         "data": {"name": "cifar10", "partition": {"scheme": "dirichlet", "alpha": 0.3}, "max_train_per_client": 16,
                  "test_samples": 64, "calibration_samples": 16},

@@ -229,6 +229,7 @@ class _Report:
                  f"{self.settings.threads} thread(s) per run",
                  "- libraries: " + ", ".join(f"{k} {v}" for k, v in library_versions().items()),
                  f"- this invocation: {execution.text()}",
+                 *(f"- execution: {cell(note)}" for note in self.outcome.notes),
                  *(["- read-only store: its records were read without taking a lock"]
                    if self.outcome.store is not None and self.outcome.store.read_only() else []),
                  f"- {len([r for r in self.records.values() if r])} records behind this report, {total:.1f} s of "
