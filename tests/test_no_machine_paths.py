@@ -1,12 +1,14 @@
 """Committed outputs hold no path of the machine that wrote them: paths are relative to the project."""
 from __future__ import annotations
 
+import gzip
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ABSOLUTE = re.compile(r"""(?:^|[\s"'(\[=])(/(?:[A-Za-z0-9._-]+/)+[A-Za-z0-9._-]*|~/[A-Za-z0-9._/-]+)""")
-OUTPUTS = ("REPORT.json", "REPORT.md", "report/*.md", "studies/*/*.json", "studies/*/*.md", "baselines/*.json",
+OUTPUTS = ("REPORT.json", "REPORT.md", "report/*.md", "report/*.json", "records/sequential/*.json",
+           "studies/*/*.json", "studies/*/*.md", "baselines/*.json",
            "baselines/numerics/*.json", "docs/audit-*/*.json", "docs/audit-*/*.md", "benchmarks/*.json")
 
 
@@ -25,6 +27,16 @@ def test_no_committed_output_holds_an_absolute_path() -> None:
             paths = absolute_paths(path.read_text(encoding="utf-8"))
             if paths:
                 found[str(path.relative_to(ROOT))] = paths[:3]
+    assert found == {}
+
+
+def test_no_committed_record_holds_an_absolute_path() -> None:
+    """The records committed with the report (`records/`, gzip JSON) are outputs too."""
+    found = {}
+    for path in sorted(ROOT.glob("records/*/*.json.gz")):
+        paths = absolute_paths(gzip.decompress(path.read_bytes()).decode("utf-8"))
+        if paths:
+            found[str(path.relative_to(ROOT))] = paths[:3]
     assert found == {}
 
 
