@@ -155,8 +155,11 @@ def _run_todo(todo: list[RunRequest], store: ResultStore, settings: Settings, co
 def _timed_apart(todo: list[RunRequest]) -> tuple[list[RunRequest], list[RunRequest]]:
     """(runs the executor may run side by side, runs that time themselves): the latter run one at a time once
     the others are done, since a run's seconds measured beside another run are not its method's seconds."""
-    timed = [request for request in todo if experiment_kind(request.kind).timed]
-    return [request for request in todo if request not in timed], timed
+    shared: list[RunRequest] = []
+    timed: list[RunRequest] = []
+    for request in todo:
+        (timed if experiment_kind(request.kind).timed else shared).append(request)
+    return shared, timed
 
 
 def _execute_local(todo, settings, progress, task, finished) -> None:
