@@ -371,3 +371,20 @@ def test_the_reach_is_the_designs_whatever_the_outcome() -> None:
     assert other.differences, "the moved claim must fail"
     assert {c: r.detects for c, r in one.claims.items()} == {c: r.detects for c, r in other.claims.items()}
     assert one.reach() == other.reach() and "over the check's 3 drift-tested series" in one.claims["c.0"].detects
+
+
+def test_a_timing_whose_verdict_moves_within_its_runs_spread_is_fragile_and_beyond_it_a_regression() -> None:
+    """FedHENet's smoke pipeline saved 0.19 ± 0.04 of FedAvg's seconds when the baseline was recorded (PASS) and
+    0.10 ± 0.13 timed alone here (INCONCLUSIVE): the same code, another load. A timing set against its runs'
+    spread moves within it; a pipeline made far slower moves beyond it."""
+    label = "FedHENet (pipeline_seconds_saved_fraction)"
+    then = verdict("t.saved", "PASS", {0: 0.2563, 1: 0.1618, 2: 0.1939, 3: 0.163}, label=label)
+    data = baseline_update.updated([then], "smoke", None, varying={"t.saved"})
+    data = json.loads(json.dumps(data))
+    assert data["claims"]["t.saved"]["compare"] == "verdict"
+    load = verdict("t.saved", "INCONCLUSIVE", {0: 0.2585, 1: 0.1435, 2: -0.04785, 3: 0.04976}, label=label)
+    quiet = baseline.check_one(load, data["claims"]["t.saved"], {})
+    assert quiet.failures == [] and len(quiet.fragile) == 1 and "within its runs' spread" in quiet.fragile[0]
+    slower = verdict("t.saved", "FAIL", {0: -0.61, 1: -0.58, 2: -0.66, 3: -0.6}, label=label)
+    moved = baseline.check_one(slower, data["claims"]["t.saved"], {})
+    assert len(moved.failures) == 1 and "beyond its runs' spread" in moved.failures[0] and moved.fragile == []

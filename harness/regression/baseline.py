@@ -36,6 +36,7 @@ from typing import Any
 
 from harness.regression import baseline_file, nearness
 from harness.regression import drift as drift_io
+from harness.regression.timing import timing_move
 from harness.verdicts.verify import ERROR, FAIL, Verdict
 from methods.plain import json_safe
 
@@ -229,6 +230,12 @@ def check_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[str,
         return result
     exact = same_numerics(verdict, entry)
     result.path = EXACT if exact else CROSS
+    if verdict.status != entry["status"] and entry.get("compare") == "verdict":
+        failure, fragile = timing_move(entry["status"], verdict.status, verdict.reason, json_safe(verdict.numbers),
+                                       entry.get("numbers", {}))
+        result.failures += [failure] if failure else []
+        result.fragile += [fragile] if fragile else []
+        return result
     if verdict.status != entry["status"]:
         if exact:
             result.failures.append(f"verdict changed from {entry['status']} to {verdict.status} ({verdict.reason})")
