@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import islice
 from multiprocessing import get_context
 from typing import Any
@@ -137,7 +137,7 @@ def _run_todo(todo: list[RunRequest], store: ResultStore, settings: Settings, co
         while pending:
             shared, alone = _timed_apart(pending)
             runner(claims.claimed(shared), settings, progress, task, finished)
-            _execute_local(claims.claimed(alone), settings, progress, task, finished)
+            _execute_alone(claims.claimed(alone), settings, progress, task, finished)
             if claims.deferred:
                 count = len(claims.deferred)
                 console.print(f"{count} run{' is' if count == 1 else 's are'} being run by another invocation on "
@@ -173,13 +173,20 @@ def _execute_local(todo, settings, progress, task, finished) -> None:
         finished(request, run_request(asdict(request), options, report))
 
 
-def _execute_pool(todo, settings, progress, task, finished) -> None:
+def _execute_alone(todo, settings, progress, task, finished) -> None:
+    """Runs that time themselves: one at a time, each in a process of its own, so that none shares the CPU
+    with another run of this invocation and each pays a process's first-run costs alike."""
+    _execute_pool(todo, replace(settings, workers=1), progress, task, finished, fresh_process=True)
+
+
+def _execute_pool(todo, settings, progress, task, finished, fresh_process: bool = False) -> None:
     """Runs in a pool of worker processes; a run is drawn from `todo` (and so claimed) only when
     the pool can start it soon: at most twice as many runs in flight as workers."""
     options = _settings_dict(settings)
     workers = max(1, settings.workers)
     window = lock_room(2 * workers)
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"),
+                               max_tasks_per_child=1 if fresh_process else None)
     pending: dict[Future, RunRequest] = {}
     queue = iter(todo)
 
