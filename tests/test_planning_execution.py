@@ -335,6 +335,11 @@ def test_runs_that_time_themselves_run_alone_after_the_others(catalog, settings,
     execute([timed[0], *shared, timed[1]], ResultStore(settings.store_dir),
             replace(settings, executor="processes", workers=2), _quiet())
     assert calls == [("pool", [r.key for r in shared]), ("alone", [r.key for r in timed])]
+    calls.clear()
+    monkeypatch.setattr(execution, "_execute_local", recorder("local"))
+    execute([timed[0], *shared, timed[1]], ResultStore(settings.store_dir), replace(settings, executor="local",
+                                                                                     workers=1), _quiet())
+    assert calls == [("local", [r.key for r in shared]), ("local", [r.key for r in timed])]  # in this process
 
 
 def test_a_timed_run_gets_a_process_of_its_own(monkeypatch, settings) -> None:

@@ -104,6 +104,9 @@ def _run_todo(todo: list[RunRequest], store: ResultStore, settings: Settings, co
               summary: ExecutionSummary, progress: Progress) -> None:
     """Run the missing runs this invocation can claim, then those other invocations held and left unrun."""
     runner = {"local": _execute_local, "processes": _execute_pool, "ray": _execute_ray}[settings.executor]
+    # `local` runs everything one at a time in this process (where a test's patches reach); the others
+    # give each timed run a process of its own
+    alone_runner = _execute_local if settings.executor == "local" else _execute_alone
     task = progress.add_task(f"running {len(todo)} runs ({summary.reused} reused)", total=len(todo))
 
     def stored_elsewhere(request: RunRequest) -> None:
@@ -137,7 +140,7 @@ def _run_todo(todo: list[RunRequest], store: ResultStore, settings: Settings, co
         while pending:
             shared, alone = _timed_apart(pending)
             runner(claims.claimed(shared), settings, progress, task, finished)
-            _execute_alone(claims.claimed(alone), settings, progress, task, finished)
+            alone_runner(claims.claimed(alone), settings, progress, task, finished)
             if claims.deferred:
                 count = len(claims.deferred)
                 console.print(f"{count} run{' is' if count == 1 else 's are'} being run by another invocation on "
