@@ -52,7 +52,11 @@ class Outcome:
 def execution_notes(catalog: Catalog, requests: list[RunRequest]) -> list[str]:
     """Each experiment's kind's `config_notes` on its planned runs, each note once, with the experiment."""
     notes: dict[str, None] = {}
+    read: set[tuple[str, str, str]] = set()
     for request in requests:
+        if (request.experiment, request.variant, request.profile) in read:  # seeds share their config
+            continue
+        read.add((request.experiment, request.variant, request.profile))
         kind = catalog.specs[request.experiment].kind
         for note in kind.config_notes(kind.config_model.model_validate(request.config)):
             notes[f"{request.experiment}: {note}"] = None
@@ -218,8 +222,10 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
     requests, waiting = plan(catalog, claims, profiles, settings, store, fingerprints, variants_for)
     outcome = Outcome(catalog, claims, profiles + extra, requests, store=store, data=data)
     outcome.notes = execution_notes(catalog, requests)
-    for note in outcome.notes:
-        (console or Console(stderr=True)).print(f"note: {note}", highlight=False)
+    if outcome.notes:
+        console = console or Console(stderr=True)
+        for note in outcome.notes:
+            console.print(f"note: {note}", highlight=False)
     if run:
         every_request = {r.key: r for r in requests}
         outcome.execution = execute(requests, store, settings, console)

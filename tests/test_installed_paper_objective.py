@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_installed_paper_pytest import _pytest
+from tests.test_installed_paper_pytest import _pytest, installed_package
 
 REPO = Path(__file__).resolve().parents[1]
 ROUNDS, CLIENTS_PER_ROUND = 2, 2
@@ -66,20 +66,11 @@ claims:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    site = tmp_path_factory.mktemp("site")
-    package = site / "dampedpaper"
-    (package / "claims").mkdir(parents=True)
-    (package / "specs").mkdir()
-    (package / "__init__.py").write_text('"""A paper for fedclaims, with its own objective."""\n')
-    (package / "objective.py").write_text(_docs_objective() + COUNTED)
-    (package / "claims" / "dampedpaper.yaml").write_text(CLAIMS)
-    (package / "specs" / "dampedpaper-cifar10.yaml").write_text(SPEC)
-    meta = site / "dampedpaper-0.1.dist-info"
-    meta.mkdir()
-    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: dampedpaper\nVersion: 0.1\n")
-    (meta / "entry_points.txt").write_text("[fedclaims.papers]\ndampedpaper = dampedpaper\n\n"
-                                           "[fedclaims.objectives]\ndamped = dampedpaper.objective:Counted\n")
-    return site
+    return installed_package(tmp_path_factory.mktemp("site"), "dampedpaper",
+                             {"objective.py": _docs_objective() + COUNTED, "claims/dampedpaper.yaml": CLAIMS,
+                              "specs/dampedpaper-cifar10.yaml": SPEC},
+                             "[fedclaims.papers]\ndampedpaper = dampedpaper\n\n"
+                             "[fedclaims.objectives]\ndamped = dampedpaper.objective:Counted\n")
 
 
 @pytest.mark.slow

@@ -46,21 +46,24 @@ claims:
 """
 
 
+def installed_package(site: Path, name: str, files: dict[str, str], entry_points: str) -> Path:
+    """A package folder `name` under `site` holding `files` (paths inside it), with its distribution's
+    metadata and `entry_points.txt`, as pip would leave it on a path."""
+    for relative, text in {"__init__.py": f'"""A paper for fedclaims: {name}."""\n', **files}.items():
+        (site / name / relative).parent.mkdir(parents=True, exist_ok=True)
+        (site / name / relative).write_text(text)
+    meta = site / f"{name}-0.1.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (meta / "entry_points.txt").write_text(entry_points)
+    return site
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    """A package folder with its distribution's metadata, as pip would leave it on a path."""
-    site = tmp_path_factory.mktemp("site")
-    package = site / "rulepaper"
-    (package / "claims").mkdir(parents=True)
-    (package / "specs").mkdir()
-    (package / "__init__.py").write_text('"""A paper for fedclaims."""\n')
-    (package / "claims" / "rulepaper.yaml").write_text(CLAIMS)
-    (package / "specs" / "rulepaper-rule.yaml").write_text(SPEC)
-    meta = site / "rulepaper-0.1.dist-info"
-    meta.mkdir()
-    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: rulepaper\nVersion: 0.1\n")
-    (meta / "entry_points.txt").write_text("[fedclaims.papers]\nrulepaper = rulepaper\n")
-    return site
+    return installed_package(tmp_path_factory.mktemp("site"), "rulepaper",
+                             {"claims/rulepaper.yaml": CLAIMS, "specs/rulepaper-rule.yaml": SPEC},
+                             "[fedclaims.papers]\nrulepaper = rulepaper\n")
 
 
 def _pytest(site: Path, tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess:

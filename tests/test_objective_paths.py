@@ -109,16 +109,19 @@ def test_an_objective_overriding_only_train_is_called_on_every_path(tmp_path, ex
     assert len(module.CALLS) == 2 * cfg.clients_per_round
 
 
+def _config_with_objective(name: str):
+    from harness.runners.federated import Config
+    return Config.model_validate({
+        "data": {"name": "cifar10", "partition": {"scheme": "iid"}},
+        "model": {"arch": "conv", "hidden": [4], "in_channels": 3, "num_classes": 10, "image_size": 32},
+        "federation": {"objective": name}})
+
+
 def test_the_projects_own_objectives_run_on_both_paths(tmp_path):
     from harness.kinds import kind
-    from harness.runners.federated import Config
     checks = kind("federated_training").config_problems
     for name in OBJECTIVES.names():
-        config = Config.model_validate({
-            "data": {"name": "cifar10", "partition": {"scheme": "iid"}},
-            "model": {"arch": "conv", "hidden": [4], "in_channels": 3, "num_classes": 10, "image_size": 32},
-            "federation": {"objective": name}})
-        assert checks(config) == [], name
+        assert checks(_config_with_objective(name)) == [], name
 
 
 @pytest.mark.parametrize("execution, noted", [(None, True), ("batched", True), ("sequential", False)])
@@ -141,11 +144,6 @@ def test_a_train_only_objective_under_batched_execution_is_said_once(tmp_path, e
 
 def test_the_projects_own_objectives_need_no_note():
     from harness.kinds import kind
-    from harness.runners.federated import Config
     notes = kind("federated_training").config_notes
     for name in OBJECTIVES.names():
-        config = Config.model_validate({
-            "data": {"name": "cifar10", "partition": {"scheme": "iid"}},
-            "model": {"arch": "conv", "hidden": [4], "in_channels": 3, "num_classes": 10, "image_size": 32},
-            "federation": {"objective": name}})
-        assert notes(config) == [], name
+        assert notes(_config_with_objective(name)) == [], name
