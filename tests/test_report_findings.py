@@ -149,6 +149,25 @@ def test_the_digest_says_where_seeds_were_added_in_vain() -> None:
     assert "| INCONCLUSIVE, no level; still INCONCLUSIVE at 7 seeds (sequential) |" in row
 
 
+def test_the_digests_number_is_the_last_looks_where_seeds_were_added() -> None:
+    from harness.report.digest import digest
+    central = "hasfl.table3.cifar10.guarantee-off-ends-lower"
+    verdict = _verdict(central, "learning", "INCONCLUSIVE")
+    verdict.numbers = {"HAS-FL − guarantee off": {"mean": 14.04, "std": 10.93, "n": 4}}
+    extended = {"status": "INCONCLUSIVE", "seeds": list(range(6)), "looks": 3, "fixed_n": {"status": "INCONCLUSIVE"},
+                "numbers": {"HAS-FL − guarantee off": {"mean": 15.54, "std": 9.033, "n": 6}}}
+
+    def row(entry) -> str:
+        text = "\n".join(digest(CATALOG, [verdict], _levels([verdict]), ["learning"], lambda claim: f"#{claim}",
+                                sequential={(central, "learning"): entry}))
+        (line,) = [line for line in text.splitlines() if f"#{central}" in line]
+        return line
+
+    assert "`learning`: 15.5 ± 9 at 6 seeds (sequential) (tested: > 0" in row(extended)
+    # A plan recorded before its looks' numbers were: the profile's number, said to be at fixed n.
+    assert "`learning`: 14 ± 11 at fixed n (tested: > 0" in row({**extended, "numbers": {}})
+
+
 def test_the_digest_counts_central_claims_decided_where_the_models_learn() -> None:
     from harness.report.digest import decided_where_learning
     central = CATALOG.papers["fedrolex"].central

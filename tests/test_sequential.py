@@ -457,6 +457,8 @@ def test_a_later_invocation_continues_the_recorded_plan(project, monkeypatch) ->
     assert (tracks["syn.slow-above"].stopped, tracks["syn.slow-above"].look) == (BUDGET, 2)
     path = results.write(first, settings.store_dir)
     planned = {t.claim: t.looks for t in first.tracks}
+    decided_numbers = _by_claim(first)["syn.clear-above"].verdict.numbers
+    assert decided_numbers and results.to_dict(first)["claims"][0]["numbers"]
     # The second invocation reads the plan: it computes no level (the boundary is not consulted).
     monkeypatch.setattr(rule, "nominal_levels", lambda *args: pytest.fail("the plan was computed again"))
     console = _quiet()
@@ -470,6 +472,8 @@ def test_a_later_invocation_continues_the_recorded_plan(project, monkeypatch) ->
         PASS, DECIDED, [0, 1, 2, 3, 4], 3, 0.00821)
     assert (never.stopped, never.seeds, never.look) == (AT_LIMIT, [0, 1, 2, 3, 4, 5], 4)
     assert (tracks["syn.clear-above"].verdict.status, tracks["syn.clear-above"].stopped) == (PASS, DECIDED)
+    # A decided claim's numbers are read back with its verdict, not lost when the file is written again.
+    assert tracks["syn.clear-above"].verdict.numbers == decided_numbers
     assert (tracks["syn.marginal-above"].stopped, tracks["syn.marginal-above"].look) == (DECIDED, 3)
     # Seed 3 of slow, never and marginal is reused from the store; seeds 4 (slow, never, marginal) and 5 (never) run.
     assert (second.execution.reused, second.execution.ran) == (3, 4)

@@ -35,11 +35,11 @@ def tested_and_paper(catalog: Catalog, claim_id: str, profile: str) -> str:
     return f"tested: {tested}; the paper: {paper}, not tested at this scale"
 
 
-def _observed_number(verdict) -> str:
-    """The observed mean (or pooled r) of each series, as short text: '21.7 ± 1.2', 'pooled r −0.65',
-    '16.9 / 20.9 / 16.8' for several variants in the observation's order."""
+def _observed_number(series: Mapping[str, Mapping]) -> str:
+    """The observed mean (or pooled r) of each series (`Verdict.numbers`), as short text: '21.7 ± 1.2',
+    'pooled r −0.65', '16.9 / 20.9 / 16.8' for several variants in the observation's order."""
     parts = []
-    for label, numbers in (verdict.numbers or {}).items():
+    for label, numbers in series.items():
         if label.startswith("spread reference: ") or numbers.get("mean") is None:
             continue
         pooled = numbers.get("pooled")
@@ -52,6 +52,16 @@ def _observed_number(verdict) -> str:
     if len(parts) > 1:
         return " / ".join(part.split(" ± ")[0] for part in parts)
     return parts[0] if parts else ""
+
+
+def _number_cell(verdict: Verdict, entry: Mapping | None) -> str:
+    """The verdict's number; where seeds were added until decided, the last look's, on its seeds."""
+    fixed = _observed_number(verdict.numbers or {})
+    if entry is None or entry.get("looks", 1) <= 1:
+        return fixed
+    if entry.get("numbers"):
+        return f"{_observed_number(entry['numbers'])} at {len(entry['seeds'])} seeds (sequential)"
+    return f"{fixed} at fixed n"
 
 
 def _status_cell(verdict, level: Level | None) -> str:
@@ -153,7 +163,8 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
                      + _sequential_cell(sequential.get((claim_id, p))) for p in profiles]
             strongest = _strongest(per_profile, profiles)
             proxy = strongest is not None and (claim_id, strongest.profile) in (proxies or {})
-            number = (f"`{strongest.profile}`: {_observed_number(strongest)}{' (a proxy)' if proxy else ''} "
+            number = (f"`{strongest.profile}`: {_number_cell(strongest, sequential.get((claim_id, strongest.profile)))}"
+                      f"{' (a proxy)' if proxy else ''} "
                       f"({tested_and_paper(catalog, claim_id, strongest.profile)})" if strongest
                       else _undecided_why(per_profile.values()))
             lines.append(f"| [{_short(statement, 70)}]({link(claim_id)}) | " + " | ".join(cells)

@@ -141,7 +141,7 @@ class _Session:
             claim = loaded.claim
             track.verdict = Verdict(claim.id, loaded.paper, self.profile, claim.experiment, claim.source,
                                     claim.statement, entry.expectation, entry.status, entry.reason, power=entry.power,
-                                    family=claim.family or "")
+                                    family=claim.family or "", numbers=dict(entry.numbers))
         return track
 
     # --- looks ---------------------------------------------------------------------------

@@ -50,6 +50,9 @@ class RecordedClaim:
     reason: str
     expectation: str
     power: dict[str, Any] | None
+    numbers: dict[str, Any]
+    """The statistics of its last look per series, as `Verdict.numbers` (empty in files written before
+    they were recorded)."""
 
     @property
     def continues(self) -> bool:
@@ -218,7 +221,8 @@ class _Reader:
         return RecordedClaim(claim, experiment, rule.Looks(alpha, tuple(seeds), tuple(levels), tuple(spent)), look,
                              self.seeds(entry, where, "seeds"), stopped, self.get(entry, where, "status", str),
                              self.get(entry, where, "reason", str), self.get(entry, where, "expectation", str),
-                             self.get(entry, where, "power", dict, optional=True))
+                             self.get(entry, where, "power", dict, optional=True),
+                             self.get(entry, where, "numbers", dict) if "numbers" in entry else {})
 
 
 def _is(value: Any, kind) -> bool:

@@ -84,7 +84,7 @@ def _claim(track: Track) -> dict[str, Any]:
         "status": verdict.status, "reason": verdict.reason, "expectation": verdict.expectation,
         "seeds": track.seeds, "looks": track.look, "planned_looks": track.looks.planned,
         "alpha": track.looks.alpha, "alpha_at_look": track.level, "alpha_spent": track.spent,
-        "stopped": track.stopped or INTERRUPTED, "power": verdict.power,
+        "stopped": track.stopped or INTERRUPTED, "power": verdict.power, "numbers": verdict.numbers,
         "plan": {"alpha": track.looks.alpha,
                  "looks": [{"look": j, "seeds": n, "level": level, "spent": spent, "power": power}
                            for j, (n, level, spent, power) in enumerate(zip(
