@@ -415,7 +415,8 @@ def test_cli_until_decided_writes_the_sequential_verdicts_and_the_report_section
     assert results.summary_text(data) == ("Of the 3 claims INCONCLUSIVE at the profile's seeds (fixed n), the "
                                           "sequential test decided 2: 2 PASS, 0 FAIL; 1 stays INCONCLUSIVE.")
     lines = sequential_section([store], "smoke")
-    assert lines == render(data) and lines[0] == "## Seeds added until decided (`smoke`)"
+    assert lines == render(data) and lines[:2] == ['<a id="seeds-added-until-decided-smoke"></a>',
+                                                   "## Seeds added until decided (`smoke`)"]
     text = "\n".join(lines)
     assert rule.NAME in text
     assert "| `syn.slow-above` | INCONCLUSIVE | 5 (+2) | 3 of 4 | 0.00821 (0.0379) |" in text
@@ -423,6 +424,13 @@ def test_cli_until_decided_writes_the_sequential_verdicts_and_the_report_section
             f"at a 0.5-SD effect: {power[0]:.3g} on the profile's seeds, {power[-1]:.3g} by the last look; ") in text
     assert "`syn.clear-above`" not in text and "The other 2 claims" in text and "not decided at look 1" not in text
     assert sequential_section([store], "standard") == []
+    # The claim's own page says what the added seeds found, under its fixed-n verdict.
+    assert main(["--root", str(project), "report", "--store", str(store), "--output", str(project / "R.md")]) == 0
+    page = next((project / "report").glob("*.md")).read_text()
+    slow_page = page.split('<a id="claim-syn-slow-above"></a>')[1].split("<a id=")[0]
+    assert ("Seeds added until decided at `smoke` ([the rule](../R.md#seeds-added-until-decided-smoke)): **PASS** at "
+            "5 seeds, look 3 of 4 at α 0.00821 (decided): ") in slow_page
+    assert "Seeds added until decided" not in page.split('<a id="claim-syn-clear-above"></a>')[1].split("<a id=")[0]
     committed = project / "committed-records"  # a clone's report: no plan in its own store, the committed one read
     (committed / "sequential").mkdir(parents=True)
     (committed / "sequential" / "smoke.json").write_bytes((store / "sequential" / "smoke.json").read_bytes())

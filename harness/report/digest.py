@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 
 from harness.loading.catalog import Catalog
+from harness.report.sequential import extended
 from harness.schema.expectations.base import ExpectationBase
 from harness.verdicts.levels import LEARNED, UNEXPLAINED, Level
 from harness.verdicts.verify import Verdict
@@ -57,7 +58,7 @@ def _observed_number(series: Mapping[str, Mapping]) -> str:
 def _number_cell(verdict: Verdict, entry: Mapping | None) -> str:
     """The verdict's number; where seeds were added until decided, the last look's, on its seeds."""
     fixed = _observed_number(verdict.numbers or {})
-    if entry is None or entry.get("looks", 1) <= 1:
+    if entry is None or not extended(entry):
         return fixed
     if entry.get("numbers"):
         return f"{_observed_number(entry['numbers'])} at {len(entry['seeds'])} seeds (sequential)"
@@ -126,13 +127,10 @@ def counts_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> str:
 def _sequential_cell(entry: Mapping | None) -> str:
     """What seeds added until decided found: '; PASS at 6 seeds (sequential)' where they changed the
     fixed-n verdict, '; still INCONCLUSIVE at 7 seeds (sequential)' where seeds were added in vain."""
-    if entry is None:
+    if entry is None or not extended(entry):
         return ""
-    if entry["status"] != entry["fixed_n"]["status"]:
-        return f"; {SHORT_STATUS[entry['status']]} at {len(entry['seeds'])} seeds (sequential)"
-    if entry.get("looks", 1) > 1:
-        return f"; still {SHORT_STATUS[entry['status']]} at {len(entry['seeds'])} seeds (sequential)"
-    return ""
+    still = "" if entry["status"] != entry["fixed_n"]["status"] else "still "
+    return f"; {still}{SHORT_STATUS[entry['status']]} at {len(entry['seeds'])} seeds (sequential)"
 
 
 def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profiles: list[str],

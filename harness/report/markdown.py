@@ -28,7 +28,7 @@ from harness.report.missing import missing_runs_section
 from harness.report.numerics import across_numerics_lines, committed_baseline, fragility, margin_cell, numerics_lines
 from harness.report.performance import performance_section
 from harness.report.proxies import proxy_notes
-from harness.report.sequential import sequential_entries, sequential_section
+from harness.report.sequential import claim_line, extended, sequential_entries, sequential_section
 from harness.report.studies import StudyReading, central_along_studies, study_findings
 from harness.report.studies_section import studies_section
 from harness.running.trial import read_trial, trial_sentence
@@ -63,6 +63,7 @@ class _Report:
         self.outcome, self.settings, self.catalog = outcome, settings, outcome.catalog
         self.commit = git_commit(settings.root)  # before any figure is written into the tree
         self.base, self.figures_dir = report_path.parent, figures_dir
+        self.report_from_details = relative(report_path, report_path.parent / DETAIL_DIR)
         # the records behind archived profiles' claims verified from records count too (levels, chance)
         read: list[Any] = [*outcome.requests, *(SimpleNamespace(**run) for run in outcome.archived_runs)]
         self.records = {r.key: outcome.store.get(r.key) if outcome.store else None for r in read}
@@ -81,6 +82,7 @@ class _Report:
         self.levels = {(v.claim, v.profile): reader.level(v) for v in outcome.verdicts}
         self.proxies = proxy_notes(self.catalog, outcome.verdicts, self.records)
         self.sequential_folders = [settings.store_dir, *([settings.records_dir] if settings.committed_records else [])]
+        self.sequential = sequential_entries(self.sequential_folders, self.profiles)
 
     def papers(self) -> list[str]:
         return list(dict.fromkeys(v.paper for v in self.outcome.verdicts))
@@ -279,6 +281,10 @@ class _Report:
                              f"| {cell(v.observed) or '—'} | {ICONS[v.status]} "
                              f"| {'—' if v.status == 'SKIPPED' else self._level_cell(level)} "
                              f"| {cell(margin_cell(v, self.baselines))} | {cell(v.reason)} |")
+        for profile in self.profiles:
+            entry = self.sequential.get((claim, profile))
+            if entry is not None and extended(entry):
+                lines += ["", claim_line(entry, profile, self.report_from_details)]
         proxies = [f"`{p}`: {self.proxies[(claim, p)]}" for p in self.profiles if (claim, p) in self.proxies]
         if proxies:
             lines += ["", f"A proxy: {'; '.join(proxies)}."]
@@ -350,8 +356,7 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
     shown = [v for v in outcome.verdicts if v.profile in report.profiles]
     lines = report.header()
     lines += digest(report.catalog, shown, report.levels, report.profiles, report.detail_link,
-                    central_along_studies(report.catalog, readings), sequential_entries(report.sequential_folders,
-                                                                                        report.profiles),
+                    central_along_studies(report.catalog, readings), report.sequential,
                     report.proxies)
     lines += [SHORT_LEGEND, ""]
     if len(lines) > MAX_LINES:

@@ -3,7 +3,7 @@ seeds decided, and per claim the seeds it took (from `<store>/sequential/<profil
 one committed in `records/sequential/`)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,29 @@ def sequential_entries(folders: Sequence[Path], profiles: list[str]) -> dict[tup
     return entries
 
 
+def anchor(profile: str) -> str:
+    """The id of the profile's section in REPORT.md."""
+    return f"seeds-added-until-decided-{profile}"
+
+
+def extended(entry: Mapping[str, Any]) -> bool:
+    """The claim's test went on past the profile's seeds, or its verdict differs from the fixed-n one."""
+    return entry.get("looks", 1) > 1 or entry["status"] != entry["fixed_n"]["status"]
+
+
+def claim_line(entry: dict[str, Any], profile: str, report: str) -> str:
+    """A claim's sequential verdict under its fixed-n table, linked to the section in `report` that
+    states the rule: 'Seeds added until decided at `learning`: INCONCLUSIVE at 6 seeds, look 3 of 7 at
+    α 0.0039 (budget spent): mean … (n = 6) …'."""
+    return (f"Seeds added until decided at `{profile}` ([the rule]({report}#{anchor(profile)})): "
+            f"**{entry['status']}** at {len(entry['seeds'])} seeds, look {entry['looks']} of {entry['planned_looks']} "
+            f"at α {entry['alpha_at_look']:.3g} ({entry['stopped']}): {cell(entry['reason'].split(' — power:')[0])}.")
+
+
 def render(data: dict[str, Any]) -> list[str]:
     budget = data["budget_minutes"]
     runs = data["runs"]
-    lines = [f"## Seeds added until decided (`{data['profile']}`)", "",
+    lines = [f'<a id="{anchor(data["profile"])}"></a>', f"## Seeds added until decided (`{data['profile']}`)", "",
              f"**Rule: {data['rule']['name']}.** {data['rule']['text']}", "",
              f"Added compute: {data['compute_seconds'] / 60:.1f} min of wall time "
              f"({runs['ran']} runs, {runs['reused']} reused"
