@@ -77,6 +77,16 @@ def test_a_figure_read_qualitatively_is_not_held_to_every_client_on_every_seed()
     assert all(e.of == "mean" for e in low_capacity.expect.values())
 
 
+@pytest.mark.parametrize("claim_id", ["hasfl.table3.cifar10.guarantee-off-largest-allocation",
+                                      "hasfl.table3.cifar10.guarantee-off-untrained-channels"])
+def test_a_range_spanned_by_the_papers_own_runs_holds_the_mean_over_our_seeds(claim_id) -> None:
+    """Each of 4 seeds drawn as the paper's 3 were falls in their span together only 3·2/(7·6) = 14% of
+    the time: held per seed, a faithful reproduction would FAIL most of the time."""
+    ranges = {p: e for p, e in claim(claim_id).expect.items() if isinstance(e, Between)}
+    assert set(ranges) == {"paper", "standard", "learning"}
+    assert all(e.of == "mean" for e in ranges.values())
+
+
 def test_no_claim_uses_a_comparator_neither_the_paper_nor_the_authors_code_has() -> None:
     for loaded in CATALOG.claims:
         assert getattr(loaded.claim.observe, "metric", None) != "total_bytes_full_network", loaded.id
