@@ -141,8 +141,16 @@ class _Session:
             claim = loaded.claim
             track.verdict = Verdict(claim.id, loaded.paper, self.profile, claim.experiment, claim.source,
                                     claim.statement, entry.expectation, entry.status, entry.reason, power=entry.power,
-                                    family=claim.family or "", numbers=dict(entry.numbers))
+                                    family=claim.family or "",
+                                    numbers=dict(entry.numbers) or self._numbers(track, entry.status))
         return track
+
+    def _numbers(self, track: Track, status: str) -> dict:
+        """The statistics of a stopped claim's last look, from its seeds' records, for a plan recorded
+        before they were: only where they give its recorded verdict again (else none)."""
+        verdict = verify_claim(self.catalog, track.loaded, self.profile, self.lookup, seeds=track.seeds,
+                               level=track.level)
+        return verdict.numbers if verdict.status == status else {}
 
     # --- looks ---------------------------------------------------------------------------
 
