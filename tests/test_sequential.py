@@ -496,6 +496,27 @@ def test_a_later_invocation_continues_the_recorded_plan(project, monkeypatch) ->
     assert data["compute_seconds"] == pytest.approx(first.compute_seconds + second.compute_seconds)
 
 
+def test_a_recorded_claim_whose_profile_verdict_changed_is_planned_anew(project, monkeypatch) -> None:
+    """Its recorded looks tested another hypothesis (its expectation changed): the plan does not keep
+    their verdict, the claim joins it as if new."""
+    monkeypatch.setenv("FEDCLAIMS_WORKERS", "1")
+    settings = _settings(project)
+    results.write(until_decided(settings, "smoke", budget_minutes=0.0, console=_quiet()), settings.store_dir)
+    before = {c["claim"]: c for c in results.load(settings.store_dir, "smoke")["claims"]}
+    assert (before["syn.clear-above"]["fixed_n"]["status"], before["syn.clear-above"]["status"]) == (PASS, PASS)
+    claims = project / "claims" / "synthetic.yaml"
+    claims.write_text(claims.read_text().replace(
+        "observe: {metric: value, of: clear}\n    expect: {smoke: {above: 0.0}}",
+        "observe: {metric: value, of: clear}\n    expect: {smoke: {below: 0.0}}"))
+    console = _quiet()
+    results.write(until_decided(settings, "smoke", budget_minutes=0.0, console=console), settings.store_dir)
+    assert "planned anew, their verdict on the profile's seeds having changed since: syn.clear-above" in \
+        " ".join(console.file.getvalue().split())
+    after = {c["claim"]: c for c in results.load(settings.store_dir, "smoke")["claims"]}
+    assert (after["syn.clear-above"]["fixed_n"]["status"], after["syn.clear-above"]["status"]) == (FAIL, FAIL)
+    assert after["syn.bystander-below"] == before["syn.bystander-below"]
+
+
 def test_a_later_invocation_refuses_another_max_seeds(project, monkeypatch) -> None:
     monkeypatch.setenv("FEDCLAIMS_CACHE", str(project / "cache"))
     monkeypatch.setenv("FEDCLAIMS_WORKERS", "1")

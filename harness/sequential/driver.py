@@ -102,6 +102,11 @@ class _Session:
         limits = {e: _limit(e, s, max_seeds, recorded) for e, s in profile_seeds.items()}
         seeds = {e: list(recorded.seeds[e] if recorded and e in recorded.seeds else s)
                  for e, s in profile_seeds.items()}
+        self._recorded_claims = set(recorded.claims) if recorded is not None else set()
+        self._replanned = {c.id for c in outcome.claims if recorded is not None and c.id in recorded.claims
+                           and recorded.claims[c.id].fixed_status != fixed[c.id].status}
+        """Recorded claims whose verdict on the profile's seeds changed since (their expectation or the
+        rules did): the recorded looks tested another hypothesis, so they join the plan anew."""
         tracks = [self._track(loaded, outcome.claims, fixed[loaded.id], profile_seeds, limits, recorded)
                   for loaded in outcome.claims]
         self.result = Sequential(profile, outcome, tracks, profile_seeds, seeds, limits,
@@ -109,19 +114,22 @@ class _Session:
                                  recorded=recorded)
         self._raw: dict[tuple[str, tuple[int, ...], float], Verdict] = {}
         self._wall: dict[tuple[str, str, int], float | None] = {}
-        self._profile_only = {t.claim for t in tracks if recorded is not None and t.claim not in recorded.claims
+        self._profile_only = {t.claim for t in tracks if recorded is not None and self._new_to_plan(t.claim)
                               and fixed[t.claim].status != INCONCLUSIVE}
         """Claims new to the plan that the profile decided: they never take seeds, so their one look is
         on the profile's seeds, whatever seeds the plan added to their experiment."""
         if recorded is not None and console is not None:
-            console.print(_continuing_text(recorded, tracks))
+            console.print(_continuing_text(recorded, tracks, self._replanned))
+
+    def _new_to_plan(self, claim: str) -> bool:
+        return claim in self._replanned or claim not in self._recorded_claims
 
     def _track(self, loaded: LoadedClaim, claims: list[LoadedClaim], fixed: Verdict,
                profile_seeds: dict[str, list[int]], limits: dict[str, int], recorded: Recorded | None) -> Track:
         family = loaded.claim.family
         members = [c for c in claims if family and c.claim.family == family and c.paper == loaded.paper] or [loaded]
         experiments = tuple(sorted({m.claim.experiment for m in members} & set(profile_seeds)))
-        if recorded is not None and loaded.id in recorded.claims:
+        if recorded is not None and not self._new_to_plan(loaded.id):
             return self._recorded_track(loaded, experiments, fixed, recorded)
         alpha = loaded.claim.alpha_at(self.profile)
         own = loaded.claim.experiment
@@ -331,11 +339,14 @@ def _limit(experiment: str, profile_seeds: list[int], max_seeds: int | None, rec
     return default_max_seeds(len(profile_seeds)) if max_seeds is None else max_seeds
 
 
-def _continuing_text(recorded: Recorded, tracks: list[Track]) -> str:
-    going_on = sum(t.open and t.claim in recorded.claims for t in tracks)
+def _continuing_text(recorded: Recorded, tracks: list[Track], replanned: set[str]) -> str:
+    going_on = sum(t.open and t.claim in recorded.claims and t.claim not in replanned for t in tracks)
     new = sum(t.claim not in recorded.claims for t in tracks)
     kept = len(set(recorded.claims) - {t.claim for t in tracks})
+    again = ("; planned anew, their verdict on the profile's seeds having changed since: "
+             f"{', '.join(sorted(replanned))}"
+             if replanned else "")
     return (f"continuing the sequential plan recorded in {recorded.path} ({recorded.plan_text()}): "
-            f"recorded claims going on from their recorded look: {going_on}; new to the plan: {new}; the other "
-            f"recorded claims keep their verdicts ({kept} of them not selected now)")
+            f"recorded claims going on from their recorded look: {going_on}; new to the plan: {new}{again}; the "
+            f"other recorded claims keep their verdicts ({kept} of them not selected now)")
 

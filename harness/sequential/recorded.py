@@ -11,7 +11,9 @@ decided claims, claims at their max seeds, claims with no finite figure of the s
 decide them and fixed-n verdicts not extended keep their recorded verdicts.
 
 The file only grows: claims the invocation does not select keep their recorded entries unchanged
-(as do experiments none of its claims read), and claims new to the plan join it. A `--max-seeds`
+(as do experiments none of its claims read), and claims new to the plan join it, as do recorded
+claims whose verdict on the profile's seeds changed since (their recorded looks tested another
+hypothesis). A `--max-seeds`
 other than the recorded plan's is refused (naming the file and the recorded plan), as are a
 profile whose seeds changed and a file this rule did not write; to start a new plan, remove the
 file, knowing its looks then start again at look 1 with a fresh α.
@@ -53,6 +55,8 @@ class RecordedClaim:
     numbers: dict[str, Any]
     """The statistics of its last look per series, as `Verdict.numbers` (empty in files written before
     they were recorded)."""
+    fixed_status: str
+    """The profile's own verdict (look 1) when the plan was recorded."""
 
     @property
     def continues(self) -> bool:
@@ -222,7 +226,8 @@ class _Reader:
                              self.seeds(entry, where, "seeds"), stopped, self.get(entry, where, "status", str),
                              self.get(entry, where, "reason", str), self.get(entry, where, "expectation", str),
                              self.get(entry, where, "power", dict, optional=True),
-                             self.get(entry, where, "numbers", dict) if "numbers" in entry else {})
+                             self.get(entry, where, "numbers", dict) if "numbers" in entry else {},
+                             self.get(self.get(entry, where, "fixed_n", dict), where + ("fixed_n",), "status", str))
 
 
 def _is(value: Any, kind) -> bool:
