@@ -13,10 +13,9 @@ decide them and fixed-n verdicts not extended keep their recorded verdicts.
 The file only grows: claims the invocation does not select keep their recorded entries unchanged
 (as do experiments none of its claims read), and claims new to the plan join it, as do recorded
 claims whose verdict on the profile's seeds changed since (their recorded looks tested another
-hypothesis). A `--max-seeds`
-other than the recorded plan's is refused (naming the file and the recorded plan), as are a
-profile whose seeds changed and a file this rule did not write; to start a new plan, remove the
-file, knowing its looks then start again at look 1 with a fresh α.
+hypothesis). A `--max-seeds` other than the recorded plan's is refused (naming the file and the
+recorded plan), as are a profile whose seeds changed and a file this rule did not write; to start a
+new plan, remove the file, knowing its looks then start again at look 1 with a fresh α.
 
 A file that cannot be read, is not JSON, lacks a field or holds one of the wrong type is reported
 as `<file>: <field>: <problem>`, and never overwritten.
