@@ -187,6 +187,19 @@ def test_the_digest_counts_central_claims_decided_where_the_models_learn() -> No
     assert len(line) <= 300 and "FAIL at `learning`" in line  # too many to name: counted
 
 
+def test_a_central_claim_decided_by_the_seeds_added_until_decided_counts() -> None:
+    from harness.report.digest import decided_where_learning
+    central = CATALOG.papers["hasfl"].central
+    claim = "hasfl.table3.cifar10.guarantee-off-ends-lower"
+    verdicts = {claim: {"learning": _verdict(claim, "learning", "INCONCLUSIVE")}}
+    levels = {(claim, "learning"): Level("learned", 0.55)}
+    plan = {(claim, "learning"): {"status": "PASS", "seeds": list(range(7)), "looks": 4,
+                                  "fixed_n": {"status": "INCONCLUSIVE"}}}
+    assert ": 0 of" in decided_where_learning(central, verdicts, levels, ["learning"])
+    line = decided_where_learning(central, verdicts, levels, ["learning"], plan)
+    assert ": 1 of" in line and "PASS at `learning` (sequential): `table3.cifar10.guarantee-off-ends-lower`" in line
+
+
 def test_a_number_that_stands_in_for_the_papers_quantity_says_so_with_the_conversion() -> None:
     import dataclasses
 

@@ -38,7 +38,7 @@ def tested_and_paper(catalog: Catalog, claim_id: str, profile: str) -> str:
 
 def _observed_number(series: Mapping[str, Mapping]) -> str:
     """The observed mean (or pooled r) of each series (`Verdict.numbers`), as short text: '21.7 ± 1.2',
-    'pooled r −0.65', '16.9 / 20.9 / 16.8' for several variants in the observation's order."""
+    'pooled r −0.65, 95% [−0.8, −0.4]', '16.9 / 20.9 / 16.8' for several variants in the observation's order."""
     parts = []
     for label, numbers in series.items():
         if label.startswith("spread reference: ") or numbers.get("mean") is None:
@@ -46,7 +46,7 @@ def _observed_number(series: Mapping[str, Mapping]) -> str:
         pooled = numbers.get("pooled")
         several = numbers.get("n", 0) > 1
         if pooled and several:
-            parts.append(f"pooled r {pooled['r']:+.2f} [{pooled['low']:+.2f}, {pooled['high']:+.2f}]")
+            parts.append(f"pooled r {pooled['r']:+.2f}, 95% [{pooled['low']:+.2f}, {pooled['high']:+.2f}]")
         else:
             spread = f" ± {numbers['std']:.2g}" if several and numbers.get("std") else ""
             parts.append(f"{numbers['mean']:.3g}{spread}")
@@ -167,7 +167,7 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
                       else _undecided_why(per_profile.values()))
             lines.append(f"| [{_short(statement, 70)}]({link(claim_id)}) | " + " | ".join(cells)
                          + f" | {number} |")
-        lines += ["", f"- {decided_where_learning(claim_file.central, by_claim, levels, profiles)}",
+        lines += ["", f"- {decided_where_learning(claim_file.central, by_claim, levels, profiles, sequential)}",
                   *implementation_line(paper, verdicts, levels, profiles)]
         for profile in profiles:
             at = [v for v in verdicts if v.paper == paper and v.profile == profile]
@@ -212,17 +212,26 @@ DECIDED_LINE = 290
 
 
 def decided_where_learning(central: list[str], by_claim: Mapping[str, Mapping[str, Verdict]],
-                           levels: Mapping[tuple[str, str], Level], profiles: list[str]) -> str:
+                           levels: Mapping[tuple[str, str], Level], profiles: list[str],
+                           sequential: Mapping[tuple[str, str], Mapping] | None = None) -> str:
     """'Central claims decided where the models learn: k of n (…)': a central claim counts when some profile
-    gave it PASS or FAIL with its models at level LEARNED or above; implementation checks are not among the n."""
+    gave it PASS or FAIL with its models at level LEARNED or above, on the profile's seeds or on the seeds
+    added until decided (`sequential`, as in `digest`); implementation checks are not among the n."""
     checks = [c for c in central if any((level := levels.get((c, p))) is not None and level.group == "implementation"
                                         for p in profiles)]
     central = [c for c in central if c not in checks]
     decided: dict[str, list[str]] = {}
+
+    def status(claim_id: str, profile: str) -> str:
+        entry = (sequential or {}).get((claim_id, profile))
+        if entry is not None and extended(entry):
+            return f"{entry['status']} at `{profile}` (sequential)"
+        verdict = by_claim.get(claim_id, {}).get(profile)
+        return f"{verdict.status} at `{profile}`" if verdict is not None else ""
+
     for claim_id in central:
-        found = [f"{v.status} at `{p}`" for p in profiles if (v := by_claim.get(claim_id, {}).get(p)) is not None
-                 and v.status in ("PASS", "FAIL") and (level := levels.get((claim_id, p))) is not None
-                 and level.group == "learned"]
+        found = [said for p in profiles if (said := status(claim_id, p)).startswith(("PASS", "FAIL"))
+                 and (level := levels.get((claim_id, p))) is not None and level.group == "learned"]
         if found:
             decided.setdefault(found[-1], []).append(f"`{claim_id.split('.', 1)[-1]}`")
     besides = f" ({len(checks)} more are implementation checks)" if checks else ""
