@@ -143,7 +143,7 @@ def test_a_fail_the_level_does_not_explain_takes_its_claims_attribution_or_is_un
     assert reader.level(passed).attribution == ""
     levels = {(v.claim, v.profile): reader.level(v) for v in (declared, bare)}
     (line, _) = unexplained_line([declared, bare], levels)
-    assert "`hasfl.table6.shakespeare.hasfl-weakest-vs-uniform` at `standard`" in line and "`smoke`" not in line
+    assert "at `standard` `hasfl.table6.shakespeare.hasfl-weakest-vs-uniform`." in line and "`smoke`" not in line
 
 
 def test_an_attribution_at_a_profile_the_claim_does_not_test_is_refused() -> None:

@@ -122,7 +122,7 @@ def test_the_digest_carries_what_a_study_found_of_a_central_claim() -> None:
     study = StudyReading("rolling-rounds", "fedrolex-cifar10", "title", "", "federation.rounds", "standard",
                          [0], 3200, "", claims)
     (line,) = central_along_studies(CATALOG, [study])["fedrolex"]
-    assert f"`{central}`: 192: FAIL, 576: FAIL, 1600: INCONCLUSIVE" in line and "smaller scales'" in line
+    assert f"`{central}`: 192: FAIL, 576: FAIL, 1600: INCONCLUSIVE" in line and "stays open" in line
 
 
 def test_the_digest_shows_a_verdict_that_seeds_added_until_decided_changed_beside_the_fixed_n_one() -> None:

@@ -201,10 +201,13 @@ def implementation_line(paper: str, verdicts, levels: Mapping[tuple[str, str], L
 
 def unexplained_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> list[str]:
     """The FAILs whose attribution is UNEXPLAINED: neither the level nor the claim says whose they are."""
-    unexplained = [f"`{v.claim}` at `{v.profile}`" for v in verdicts
-                   if v.status == "FAIL" and levels[(v.claim, v.profile)].attribution == UNEXPLAINED]
+    by_profile: dict[str, list[str]] = {}
+    for v in verdicts:
+        if v.status == "FAIL" and levels[(v.claim, v.profile)].attribution == UNEXPLAINED:
+            by_profile.setdefault(v.profile, []).append(f"`{v.claim}`")
+    named = "; ".join(f"at `{profile}` {', '.join(claims)}" for profile, claims in by_profile.items())
     return [f"**FAILs unexplained** (whose they are, the paper's, the implementation's or the scale's, is not "
-            f"known): {', '.join(unexplained) if unexplained else 'none'}.", ""]
+            f"known): {named or 'none'}.", ""]
 
 
 DECIDED_LINE = 290

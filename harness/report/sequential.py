@@ -37,8 +37,10 @@ def anchor(profile: str) -> str:
 
 
 def extended(entry: Mapping[str, Any]) -> bool:
-    """The claim's test went on past the profile's seeds, or its verdict differs from the fixed-n one."""
-    return entry.get("looks", 1) > 1 or entry["status"] != entry["fixed_n"]["status"]
+    """The claim's test went on past the profile's seeds, or its verdict differs from the fixed-n one
+    (a claim not tested at the profile has no test to extend)."""
+    return entry["status"] != "SKIPPED" and (entry.get("looks", 1) > 1
+                                             or entry["status"] != entry["fixed_n"]["status"])
 
 
 def claim_line(entry: dict[str, Any], profile: str, report: str) -> str:

@@ -135,10 +135,9 @@ class ClaimReading:
         last = measured[-1]
         if last.status == "FAIL":
             return "the FAIL stands as the axis grows, so as far as this axis reaches it is not the smaller scale's"
-        return ("the FAIL does not stand as the axis grows toward the paper's scale (the largest point's data no "
-                "longer contradict the statement), so it is the smaller scales', not shown to be the paper's; "
-                + ("the claim holds there" if last.status == "PASS" else
-                   "whether the paper's statement holds is not decided there"))
+        if last.status == "PASS":
+            return "the FAIL is gone at the largest point, where the claim holds: it is the smaller scales'"
+        return "neither the FAIL nor the claim is shown at the largest point: whose the FAIL is stays open"
 
 
 @dataclass
