@@ -137,7 +137,7 @@ class ClaimReading:
             return "the FAIL stands as the axis grows, so as far as this axis reaches it is not the smaller scale's"
         if last.status == "PASS":
             return "the FAIL is gone at the largest point, where the claim holds: it is the smaller scales'"
-        return "neither the FAIL nor the claim is shown at the largest point: whose the FAIL is stays open"
+        return "the largest point shows neither the FAIL nor the claim: whose the FAIL is stays open"
 
 
 @dataclass
