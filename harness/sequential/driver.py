@@ -102,6 +102,7 @@ class _Session:
         limits = {e: _limit(e, s, max_seeds, recorded) for e, s in profile_seeds.items()}
         seeds = {e: list(recorded.seeds[e] if recorded and e in recorded.seeds else s)
                  for e, s in profile_seeds.items()}
+        self._raw: dict[tuple[str, tuple[int, ...], float], Verdict] = {}
         self._recorded_claims = set(recorded.claims) if recorded is not None else set()
         self._replanned = {c.id for c in outcome.claims if recorded is not None and c.id in recorded.claims
                            and recorded.claims[c.id].fixed_status != fixed[c.id].status}
@@ -112,7 +113,6 @@ class _Session:
         self.result = Sequential(profile, outcome, tracks, profile_seeds, seeds, limits,
                                  max_seeds if recorded is None else recorded.max_seeds, budget_seconds,
                                  recorded=recorded)
-        self._raw: dict[tuple[str, tuple[int, ...], float], Verdict] = {}
         self._wall: dict[tuple[str, str, int], float | None] = {}
         self._profile_only = {t.claim for t in tracks if recorded is not None and self._new_to_plan(t.claim)
                               and fixed[t.claim].status != INCONCLUSIVE}
@@ -156,8 +156,7 @@ class _Session:
     def _numbers(self, track: Track, status: str) -> dict:
         """The statistics of a stopped claim's last look, from its seeds' records, for a plan recorded
         before they were: only where they give its recorded verdict again (else none)."""
-        verdict = verify_claim(self.catalog, track.loaded, self.profile, self.lookup, seeds=track.seeds,
-                               level=track.level)
+        verdict = self._verdict(track, track.level, track.seeds)
         return verdict.numbers if verdict.status == status else {}
 
     # --- looks ---------------------------------------------------------------------------
@@ -240,9 +239,10 @@ class _Session:
             return AT_LIMIT
         return ""
 
-    def _verdict(self, track: Track, level: float) -> Verdict:
-        """The claim's verdict at its look's level on its experiment's seeds now (before families)."""
-        seeds = self._seeds_now(track)
+    def _verdict(self, track: Track, level: float, seeds: list[int] | None = None) -> Verdict:
+        """The claim's verdict at its look's level on `seeds`, by default its experiment's seeds now
+        (before families)."""
+        seeds = self._seeds_now(track) if seeds is None else seeds
         key = (track.claim, tuple(seeds or ()), level)
         if key not in self._raw:
             self._raw[key] = verify_claim(self.catalog, track.loaded, self.profile, self.lookup, seeds=seeds,
