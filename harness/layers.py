@@ -6,7 +6,7 @@ from __future__ import annotations
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("methods", ("methods",)),
-    ("foundation", ("harness.errors", "harness.numerics", "harness.provenance")),
+    ("foundation", ("harness.errors", "harness.numerics", "harness.provenance", "harness.behaviour")),
     ("extension points and settings", ("harness.extensions", "harness.settings")),
     ("data sets", ("harness.datasets",)),
     ("runners", ("harness.runners",)),

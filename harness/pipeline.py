@@ -22,7 +22,14 @@ from harness.running.planning import (
 )
 from harness.running.store import ResultStore
 from harness.settings import Settings
-from harness.verdicts.archive import FROM_RECORDS_NOTE, Archive, check_against_records, config_id, reverify
+from harness.verdicts.archive import (
+    FROM_RECORDS_NOTE,
+    Archive,
+    check_against_partial_records,
+    check_against_records,
+    config_id,
+    reverify,
+)
 from harness.verdicts.verify import SKIPPED, Verdict, apply_families, verify_claim
 
 DEFAULT_PROFILE = "smoke"
@@ -167,6 +174,7 @@ def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: 
         elif (changed := _archived_config_changed(catalog, claim, profile, archive, store)) is not None:
             stored = replace(stored, reason=f"{changed}; {stored.reason}")
         else:  # records missing: the archive's observation, or its "not run" verdict, says so
+            check_against_partial_records(catalog, claim, profile, archive, lookup)
             stored = reverify(catalog, claim, profile, archive)
         outcome.verdicts.append(stored)
     if not from_records + unavailable:
@@ -213,7 +221,8 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
         wanted = set(claim_ids)
         claims = [c for c in claims if c.id in wanted]
     profiles = list(profiles)
-    store = store_for(settings)
+    store = (store_for(settings) if archive is None
+             else store_for(settings, archive.record_digests, archive.path.name))
     extra = [p for p in render_only if p not in profiles]
     needed = datasets_needed(catalog, claims, profiles + extra, variants_for)
     data = fetch_data(needed, settings, console) if run else survey_data(needed, settings)
@@ -293,7 +302,10 @@ def record_lookup(catalog: Catalog, settings: Settings, store: ResultStore, fing
             return failed.request.key, {"status": failed.record["status"],
                                         "error": {**error, "message": f"its budget comes from {failed.request.label}, "
                                                                       f"which failed: {error['message']}"}}
-        return key, store.get(key)
+        record = store.get(key)
+        if record is None and key in store.refused:
+            return key, {"status": "error", "error": {"type": "RefusedRecord", "message": store.refused[key]}}
+        return key, record
 
     return lookup
 

@@ -1,4 +1,5 @@
-"""What a record's key depends on besides its config: code, libraries, machine.
+"""What a record's key depends on besides its config and behaviour versions (harness.behaviour):
+libraries, machine; and the code identity its provenance keeps.
 
 A run's code identity (`code_hash`) is the set of content digests of the modules that compute it;
 module names are not in it. The modules are an import closure (`import_closure`): a module, every
@@ -63,6 +64,11 @@ def _module_file(name: str) -> Path | None:
     if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
         return None
     return Path(spec.origin)
+
+
+def module_file(name: str) -> Path | None:
+    """The source file of a module, if it has one (None for a built-in, a package without one, a missing module)."""
+    return _module_file(name)
 
 
 def _is_type_checking(test: ast.expr) -> bool:

@@ -10,25 +10,28 @@ import pytest
 from harness.cli import main
 from harness.running.bundle import BundleError, RecordBundle
 from harness.running.store import ResultStore
+from tests.record_helpers import synthetic
 
 
-def _record(store: ResultStore, key: str, value: float) -> dict:
-    store.put({"key": key, "experiment": "e", "variant": "v", "seed": 0, "profile": "standard", "kind": "k",
-               "config": {"x": 1}, "status": "ok", "result": {"final_accuracy": value}, "provenance": {}})
-    return json.loads(store.path(key).read_text())
+def _record(store: ResultStore, n: int, value: float) -> dict:
+    """Run number `n`'s record, stored with the accuracy `value`, as the store wrote it."""
+    record = synthetic(n, result={"final_accuracy": value}, profile="standard")
+    store.put(record)
+    return json.loads(store.path(record["key"]).read_text())
 
 
 def test_a_bundled_record_reads_back_as_stored_under_its_key_with_fixed_bytes(tmp_path) -> None:
-    record = _record(ResultStore(tmp_path / "store"), "ab" + "0" * 62, 0.5)
+    record = _record(ResultStore(tmp_path / "store"), 0, 0.5)
     first, second = RecordBundle(tmp_path / "one"), RecordBundle(tmp_path / "two")
     assert first.add([record]).added == [record["key"]] and second.add([record]).added
-    assert first.path(record["key"]).relative_to(first.root).as_posix() == f"ab/{record['key']}.json.gz"
+    key = record["key"]
+    assert first.path(key).relative_to(first.root).as_posix() == f"{key[:2]}/{key}.json.gz"
     assert first.path(record["key"]).read_bytes() == second.path(record["key"]).read_bytes()
     assert first.read(record["key"]) == record and first.keys() == [record["key"]]
 
 
 def test_a_damaged_bundled_record_is_refused_by_name(tmp_path) -> None:
-    record = _record(ResultStore(tmp_path / "store"), "cd" + "1" * 62, 0.5)
+    record = _record(ResultStore(tmp_path / "store"), 1, 0.5)
     bundle = RecordBundle(tmp_path / "records")
     bundle.add([record])
     path = bundle.path(record["key"])
@@ -45,9 +48,9 @@ def test_a_damaged_bundled_record_is_refused_by_name(tmp_path) -> None:
 
 
 def test_merging_never_replaces_a_bundled_record_and_reports_the_conflict(tmp_path) -> None:
-    key = "ef" + "2" * 62
-    ours = _record(ResultStore(tmp_path / "ours"), key, 0.5)
-    theirs = _record(ResultStore(tmp_path / "theirs"), key, 0.51)  # the same run under other numerics
+    ours = _record(ResultStore(tmp_path / "ours"), 2, 0.5)
+    theirs = _record(ResultStore(tmp_path / "theirs"), 2, 0.51)  # the same run under other numerics
+    key = ours["key"]
     bundle = RecordBundle(tmp_path / "records")
     bundle.add([ours])
     before = bundle.path(key).read_bytes()
@@ -57,14 +60,14 @@ def test_merging_never_replaces_a_bundled_record_and_reports_the_conflict(tmp_pa
 
 
 def test_the_store_reads_the_bundle_where_it_has_no_record_and_never_writes_there(tmp_path) -> None:
-    bundled_key, local_key = "aa" + "3" * 62, "bb" + "4" * 62
     bundle = RecordBundle(tmp_path / "records")
-    bundle.add([_record(ResultStore(tmp_path / "elsewhere"), bundled_key, 0.7)])
+    bundled_key = _record(ResultStore(tmp_path / "elsewhere"), 3, 0.7)["key"]
+    bundle.add([json.loads(ResultStore(tmp_path / "elsewhere").path(bundled_key).read_text())])
     store = ResultStore(tmp_path / "store", bundle=bundle)
     assert store.has(bundled_key) and store.reusable(bundled_key)["result"]["final_accuracy"] == 0.7
-    _record(store, local_key, 0.2)
+    local_key = _record(store, 4, 0.2)["key"]
     assert store.path(local_key).exists() and not bundle.has(local_key)
-    _record(store, bundled_key, 0.8)  # a record of its own wins over the bundled one
+    _record(store, 3, 0.8)  # a record of its own wins over the bundled one
     assert store.get(bundled_key)["result"]["final_accuracy"] == 0.8
     assert bundle.read(bundled_key)["result"]["final_accuracy"] == 0.7
 
@@ -74,7 +77,7 @@ def test_importing_another_bundle_merges_it(tmp_path, monkeypatch) -> None:
     (project / "claims").mkdir(parents=True)
     (project / "specs").mkdir()
     other = RecordBundle(tmp_path / "other")
-    other.add([_record(ResultStore(tmp_path / "s"), "cc" + "5" * 62, 0.3)])
+    other.add([_record(ResultStore(tmp_path / "s"), 5, 0.3)])
     monkeypatch.setenv("FEDCLAIMS_CACHE", str(tmp_path / "cache"))
     assert main(["--root", str(project), "records", "import", str(other.root)]) == 0
     assert RecordBundle(project / "records").keys() == other.keys()

@@ -14,6 +14,7 @@ from harness.loading.catalog import load_catalog
 from harness.regression.numerics_drift import accuracy_growth, pairs
 from harness.running.store import ResultStore
 from harness.verdicts.verify import ERROR, FAIL, PASS, verify_claim
+from tests.record_helpers import keyed
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -159,10 +160,10 @@ def test_accuracy_curves_pair_seeds_by_round_and_leave_a_missing_evaluation_as_a
 
 # --- numerics drift ---------------------------------------------------------------------
 
-def numerics_record(key: str, fingerprint: str, result: dict) -> dict:
-    return {"key": key, "experiment": "e", "variant": "v", "seed": 0, "profile": "smoke",
-            "kind": "federated_training", "config": {}, "status": "ok", "error": None, "result": result,
-            "provenance": {"numerics": {"fingerprint": fingerprint}}}
+def numerics_record(run: str, fingerprint: str, result: dict) -> dict:
+    return keyed({"experiment": "e", "variant": "v", "seed": 0, "profile": "smoke",
+                  "kind": "federated_training", "config": {"run": run}, "status": "ok", "error": None, "result": result,
+                  "provenance": {"numerics": {"fingerprint": fingerprint}}})
 
 
 def test_drift_pairs_rounds_by_index_and_lists_a_round_only_one_store_has(tmp_path: Path) -> None:
@@ -174,5 +175,6 @@ def test_drift_pairs_rounds_by_index_and_lists_a_round_only_one_store_has(tmp_pa
     assert forward.rms == backward.rms and forward.rounds == backward.rounds
     assert 27 not in forward.rounds and len(forward.rounds) == ROUNDS // EVERY - 1
     assert set(forward.rms) == {0.0}  # bit-identical runs: no drift on any round both evaluated
-    assert "round 28 of k1 (v, seed 0): null in the second store" in forward.text()
+    key = numerics_record("k1", "here", {})["key"]
+    assert f"round 28 of {key[:12]} (v, seed 0): null in the second store" in forward.text()
     assert "null in the first store" in backward.text()

@@ -10,6 +10,7 @@ from pathlib import Path
 from harness import numerics
 from harness.regression.numerics_drift import accuracy_growth, pairs
 from harness.running.store import ResultStore
+from tests.record_helpers import keyed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,11 +43,11 @@ def test_record_fingerprint_of_old_records_is_unrecorded() -> None:
     assert numerics.fingerprint({"provenance": {"numerics": {"fingerprint": "abc"}}}) == "abc"
 
 
-def _record(key: str, fp: str, accuracies: list[float]) -> dict:
+def _record(run: str, fp: str, accuracies: list[float]) -> dict:
     history = [{"round": i, "test_accuracy": a} for i, a in enumerate(accuracies)]
-    return {"key": key, "experiment": "e", "variant": "v", "seed": 0, "profile": "smoke", "kind": "federated_training",
-            "config": {}, "status": "ok", "error": None, "result": {"history": history},
-            "provenance": {"numerics": {"fingerprint": fp}}}
+    return keyed({"experiment": "e", "variant": "v", "seed": 0, "profile": "smoke", "kind": "federated_training",
+                  "config": {"run": run}, "status": "ok", "error": None, "result": {"history": history},
+                  "provenance": {"numerics": {"fingerprint": fp}}})
 
 
 def test_drift_between_two_stores_grows_round_by_round(tmp_path: Path) -> None:
@@ -56,6 +57,6 @@ def test_drift_between_two_stores_grows_round_by_round(tmp_path: Path) -> None:
     first.put(_record("k2", "here", [0.1, 0.2, 0.3]))
     second.put(_record("k2", "here", [0.1, 0.2, 0.3]))  # same numerics: not drift
     found = list(pairs(first, second))
-    assert [p.key for p in found] == ["k1"]
+    assert [p.key for p in found] == [_record("k1", "here", [])["key"]]
     (growth,) = accuracy_growth(found)
     assert growth.rms[0] == 0.0 and growth.rms[2] > growth.rms[1] > 0.0

@@ -103,21 +103,30 @@ def test_import_closures_separate_allocation_from_extraction() -> None:
     assert set(fingerprint) == set(rule) and all(len(d) == 64 for d in fingerprint.values())
 
 
-def test_editing_methods_allocation_rekeys_only_allocation_runs(catalog, settings, monkeypatch) -> None:
+def test_editing_methods_allocation_rekeys_nothing_but_bumping_the_runners_version_rekeys_its_runs(
+        catalog, settings, monkeypatch) -> None:
     allocation = planning.request_for(catalog, "hasfl-allocation-rule", "tier-1.0", 0, "smoke", settings)
     example = planning.request_for(catalog, "hasfl-allocation-example", "guarantee-on", 0, "smoke", settings)
     coverage = planning.request_for(catalog, "fedrolex-coverage", "rolling-i64-m1", 0, "smoke", settings)
-    real = planning._code
+    real_code, real_behaviour = planning._code, planning._behaviour
 
     def edited(runner: str):
-        return tuple((name, "0" * 64 if name == "methods.allocation" else digest) for name, digest in real(runner))
+        return tuple((name, "0" * 64 if name == "methods.allocation" else digest) for name, digest in real_code(runner))
 
     monkeypatch.setattr(planning, "_code", edited)
+    edited_only = planning.request_for(catalog, "hasfl-allocation-rule", "tier-1.0", 0, "smoke", settings)
+    assert edited_only.key == allocation.key and edited_only.code["methods.allocation"] == "0" * 64
+
+    def bumped(runner: str):
+        return tuple((name, "version 2" if name == "harness.runners.allocation_rule" else version)
+                     for name, version in real_behaviour(runner))
+
+    monkeypatch.setattr(planning, "_behaviour", bumped)
     after = [planning.request_for(catalog, e, v, 0, "smoke", settings) for e, v in
              (("hasfl-allocation-rule", "tier-1.0"), ("hasfl-allocation-example", "guarantee-on"),
               ("fedrolex-coverage", "rolling-i64-m1"))]
-    assert after[0].key != allocation.key and after[0].code["methods.allocation"] == "0" * 64
-    assert after[1].key != example.key
+    assert after[0].key != allocation.key and after[0].behaviour["harness.runners.allocation_rule"] == "version 2"
+    assert after[1].key == example.key
     assert after[2].key == coverage.key
     # Config, seed and device enter the key too.
     assert planning.request_for(catalog, "hasfl-allocation-rule", "tier-1.0", 1, "smoke", settings).key != after[0].key

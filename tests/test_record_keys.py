@@ -1,4 +1,5 @@
-"""A record's key changes with the code that computes its run, and only with it.
+"""A record's key changes with the behaviour versions its code declares (harness.behaviour), and not with an
+edit of the code that bumps none; its provenance's code fingerprint follows the code itself.
 
 The edits are made in a copy of harness/ and methods/ from which harness.provenance reads every
 project module (its `_module_file` resolved there), so the keys are computed exactly as planning
@@ -42,13 +43,24 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         shutil.copytree(REPO / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(provenance, "_module_file", _resolver(root, provenance._module_file))
     planning._code.cache_clear()
+    planning._behaviour.cache_clear()
     yield root
     planning._code.cache_clear()
+    planning._behaviour.cache_clear()
+
+
+def _request(catalog, settings, run: tuple[str, str]) -> planning.RunRequest:
+    planning._code.cache_clear()  # planning hashes a module once per process; these tests edit them
+    planning._behaviour.cache_clear()
+    return planning.request_for(catalog, *run, 0, "smoke", settings, data=DATA)
 
 
 def _key(catalog, settings, run: tuple[str, str]) -> str:
-    planning._code.cache_clear()  # planning hashes a module once per process; these tests edit them
-    return planning.request_for(catalog, *run, 0, "smoke", settings, data=DATA).key
+    return _request(catalog, settings, run).key
+
+
+def _bump(file: Path) -> None:
+    _edit(file, "# fedclaims behaviour version: 1", "# fedclaims behaviour version: 2")
 
 
 def _edit(file: Path, old: str, new: str) -> None:
@@ -76,9 +88,11 @@ def test_editing_a_download_url_or_the_fetching_code_keeps_a_cifar10_runs_key(pr
     assert _key(catalog, settings, CIFAR) == before
 
 
-def test_editing_the_shakespeare_loader_rekeys_shakespeare_runs_only(project, catalog, settings) -> None:
+def test_bumping_the_shakespeare_loaders_version_rekeys_shakespeare_runs_only(project, catalog, settings) -> None:
     cifar, text = _key(catalog, settings, CIFAR), _key(catalog, settings, SHAKESPEARE)
     _edit(project / "harness/datasets/shakespeare.py", "TRAIN_FRACTION = 0.8", "TRAIN_FRACTION = 0.75")
+    assert _key(catalog, settings, SHAKESPEARE) == text  # the guard catches a number moved without a bump
+    _bump(project / "harness/datasets/shakespeare.py")
     assert _key(catalog, settings, CIFAR) == cifar
     assert _key(catalog, settings, SHAKESPEARE) != text
 
@@ -97,20 +111,24 @@ def test_moving_a_module_keeps_every_key(project, catalog, settings) -> None:
     assert [_key(catalog, settings, run) for run in (CIFAR, SHAKESPEARE)] == before
 
 
-def test_comments_and_docstrings_do_not_rekey_but_a_line_of_code_does(project, catalog, settings) -> None:
-    before = _key(catalog, settings, CIFAR)
+def test_a_line_of_code_changes_the_fingerprint_not_the_key_and_a_bump_changes_the_key(
+        project, catalog, settings) -> None:
+    before = _request(catalog, settings, CIFAR)
     aggregation = project / "methods/federated/aggregation.py"
     _edit(aggregation, '"""L2 norm of the client\'s update over the coordinates it trained (summed in float64)."""',
           '"""The L2 norm of a client\'s update, over its trained coordinates."""  # reworded')
-    assert _key(catalog, settings, CIFAR) == before
+    assert _request(catalog, settings, CIFAR).code == before.code
     _edit(aggregation, "    return math.sqrt(total)", "    return total ** 0.5")
-    assert _key(catalog, settings, CIFAR) != before
+    edited = _request(catalog, settings, CIFAR)
+    assert edited.key == before.key and edited.code != before.code
+    _bump(project / "methods/federated/loop.py")
+    assert _key(catalog, settings, CIFAR) != before.key
 
 
-def test_an_analytic_runs_key_ignores_the_federated_code(project, catalog, settings) -> None:
+def test_an_analytic_runs_key_ignores_the_federated_engines_version(project, catalog, settings) -> None:
     run = ("hasfl-allocation-rule", "tier-1.0")
     before = _key(catalog, settings, run)
-    _edit(project / "methods/federated/aggregation.py", "    return math.sqrt(total)", "    return total ** 0.5")
+    _bump(project / "methods/federated/loop.py")
     assert _key(catalog, settings, run) == before
 
 

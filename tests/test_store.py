@@ -10,16 +10,13 @@ import pytest
 
 from harness.running import store as store_module
 from harness.running.store import ResultStore, content_key
+from tests.record_helpers import synthetic
+
+KEY, OTHER = synthetic(1)["key"], synthetic(2)["key"]
 
 
 def _record(key: str, status: str = "ok", **result) -> dict:
-    return {"key": key, "experiment": "exp", "variant": "v", "seed": 0, "profile": "smoke", "kind": "k",
-            "config": {"a": 1}, "status": status, "result": result or {"value": 1.5},
-            "error": None if status == "ok" else {"type": "RunFailure", "message": "boom", "traceback": ""}}
-
-
-KEY = content_key({"test": "record", "n": 1})
-OTHER = content_key({"test": "record", "n": 2})
+    return synthetic(1 if key == KEY else 2, status, result or None)
 
 
 @pytest.fixture

@@ -20,16 +20,16 @@ from harness.running.execution import execute
 from harness.running.planning import plan
 from harness.running.store import ResultStore, content_key
 from harness.settings import Settings
+from tests.record_helpers import synthetic
 
 REPO = Path(__file__).resolve().parents[1]
-KEY = content_key({"test": "robustness", "n": 1})
+KEY = synthetic(1, provenance={"numerics": {"fingerprint": "abc"}, "wall_seconds": 0.5})["key"]
 
 
-def _record(key: str = KEY, status: str = "ok", **changes) -> dict:
-    record = {"key": key, "experiment": "exp", "variant": "v", "seed": 0, "profile": "smoke", "kind": "k",
-              "config": {"a": 1}, "status": status, "result": {"value": 1.5}, "error": None,
-              "provenance": {"numerics": {"fingerprint": "abc"}, "wall_seconds": 0.5}}
-    return {**record, **changes}
+def _record(status: str = "ok", **changes) -> dict:
+    """Record KEY, with `changes` made after its key was computed (its fields may no longer give it)."""
+    record = synthetic(1, provenance={"numerics": {"fingerprint": "abc"}, "wall_seconds": 0.5})
+    return {**record, "status": status, **changes}
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ def test_a_folder_where_a_record_should_be_is_moved_aside(store: ResultStore) ->
     store.path(KEY).mkdir(parents=True)
     assert store.get(KEY) is None
     assert not store.path(KEY).exists()
-    assert len(store.events) == 1 and "IsADirectoryError" in store.events[0]
+    assert len(store.events) == 1 and "is not a regular file" in store.events[0]
 
 
 def _assert_moved_aside_once(store: ResultStore, reason: str) -> None:
@@ -198,7 +198,7 @@ def test_a_record_rewritten_after_a_corrupt_read_is_not_moved_aside(store: Resul
 RACER = """
 import sys, time
 from pathlib import Path
-from harness.running.store import ResultStore
+from harness.running.store import ResultStore, content_key
 root, start, keys = Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3].split(",")
 store = ResultStore(root)
 time.sleep(max(0.0, start - time.time()))

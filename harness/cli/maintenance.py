@@ -155,11 +155,33 @@ def cmd_audit(args) -> int:
 
 
 def cmd_store(args) -> int:
-    from harness.running.migration import migrate, print_migration
+    """Carry the store's records of format 2 to the keys this code gives them (harness.running.migration)."""
+    from harness.running.golden import vouched_code
+    from harness.running.migration import migrate_store
     settings = settings_of(args)
-    catalog, claims = select(settings, args.paper, args.claim)
-    print_migration(migrate(settings, catalog, claims, args.profile, args.sample, stderr), stdout)
+    migration = migrate_store(ResultStore(settings.store_dir), vouched_code(settings.root))
+    for line in migration.lines():
+        stdout.print(line, soft_wrap=True, markup=False)
     return 0
+
+
+def cmd_golden(args) -> int:
+    """The golden guard (harness.running.golden): exit 1 where a number moved without a version bump."""
+    from harness.running import golden
+    from harness.running.bundle import store_for
+    settings = settings_of(args)
+    catalog, _ = select(settings, None, None)
+    store = store_for(settings)
+    if args.action == "record":
+        outcomes = golden.record(catalog, settings, store, stderr)
+    else:
+        outcomes = golden.check(catalog, settings, store, stderr, args.experiment or None)
+    for outcome in outcomes:
+        if outcome.state != "unchanged":
+            stdout.print(outcome.text(), soft_wrap=True, markup=False)
+    failed = [o for o in outcomes if o.failed]
+    stdout.print(f"golden runs: {len(outcomes)} checked, {len(failed)} failed", markup=False)
+    return 1 if failed else 0
 
 
 def cmd_records(args) -> int:
@@ -168,6 +190,13 @@ def cmd_records(args) -> int:
     from harness.running.bundle import RecordBundle
     settings = settings_of(args)
     bundle = RecordBundle(settings.records_dir)
+    if args.action == "migrate":
+        from harness.running.golden import vouched_code
+        from harness.running.migration import migrate_bundle
+        migration = migrate_bundle(bundle, vouched_code(settings.root))
+        for line in migration.lines():
+            stdout.print(line, soft_wrap=True, markup=False)
+        return 1 if migration.refused else 0
     if args.action == "import":
         if not args.source:
             raise ValueError("records import needs the folder of the bundle to import")
@@ -276,21 +305,29 @@ def add_commands(sub) -> None:
                                                          "(default ./audit)")
     add_execution(audit)
     audit.set_defaults(func=cmd_audit)
-    store = sub.add_parser("store", help="migrate: carry the store's records of an earlier format, or made under "
-                                         "earlier code, over to the keys this code gives them, group by group "
-                                         "(experiment x profile, and change of code), where re-running a sample of "
-                                         "the group with this code gives the same bits; the rest is left to be "
-                                         "recomputed (harness.running.migration)")
+    store = sub.add_parser("store", help="migrate: carry the store's records of format 2 to the keys this code "
+                                         "gives them, where they were made by the code this checkout runs (or "
+                                         "code the golden guard vouched for); nothing is re-run, the rest is "
+                                         "refused by name (harness.running.migration)")
     store.add_argument("action", choices=("migrate",))
-    store.add_argument("--sample", type=int, default=1, help="runs re-run to check each group (default 1)")
-    add_selection(store)
     add_execution(store)
     store.set_defaults(func=cmd_store)
+    golden = sub.add_parser("golden", help="check: re-run the golden runs (one smoke seed of every experiment and "
+                                           "variant) whose code changed since their records and fail where a number "
+                                           "moved without a behaviour version bump; record: check, then vouch for the "
+                                           "changed code that moved nothing and re-record runs whose key changed "
+                                           "(harness.running.golden)")
+    golden.add_argument("action", choices=("check", "record"))
+    golden.add_argument("--experiment", action="append", help="check: only this experiment's golden runs (repeatable)")
+    add_execution(golden)
+    golden.set_defaults(func=cmd_golden)
     records = sub.add_parser("records", help="the records committed with the report (records/, read by every "
                                              "command where the store has none): add the store's records of a "
                                              "selection's runs, or import another bundle; a bundled record is never "
-                                             "replaced, a conflict is reported (harness.running.bundle)")
-    records.add_argument("action", choices=("add", "import"))
+                                             "replaced, a conflict is reported (harness.running.bundle); migrate: "
+                                             "carry its records of format 2 to their new keys, as `store migrate` "
+                                             "does (exit 1 if any is refused)")
+    records.add_argument("action", choices=("add", "import", "migrate"))
     records.add_argument("source", nargs="?", help="import: the folder of the bundle to import")
     add_selection(records)
     add_execution(records)

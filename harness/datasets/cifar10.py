@@ -19,6 +19,8 @@ from .arraycache import load_arrays, save_arrays
 from .arrays import ImageData
 from .errors import DataCheckFailed
 
+# fedclaims behaviour version: 1
+
 TORCHVISION_FOLDER = "cifar-10-batches-py"
 TORCHVISION_FILES = ("data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4",
                      "data_batch_5", "test_batch", "batches.meta")

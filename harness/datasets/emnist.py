@@ -12,6 +12,8 @@ import numpy as np
 
 from .arrays import ImageData
 
+# fedclaims behaviour version: 1
+
 SPLIT = "byclass"
 
 

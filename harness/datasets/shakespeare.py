@@ -30,6 +30,8 @@ import numpy as np
 from .archives import read_zip_member
 from .arrays import RoleSamples, TextData
 
+# fedclaims behaviour version: 1
+
 MAX_TEXT_BYTES = 64 << 20  # the complete works are about 5.5 MB of text
 VOCAB = "".join(chr(code) for code in range(32, 127))
 TRAIN_FRACTION = 0.8

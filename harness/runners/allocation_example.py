@@ -7,6 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from harness.runners.context import RunContext
 from methods.allocation import allocate, apply_coverage_guarantee
 
+# fedclaims behaviour version: 1
+
 
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.runners.context import RunContext
 from methods.allocation import allocate
 
+# fedclaims behaviour version: 1
+
 
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -42,6 +42,8 @@ from methods.partition import (
 )
 from methods.seeding import setup_seed
 
+# fedclaims behaviour version: 1
+
 
 class PartitionConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")

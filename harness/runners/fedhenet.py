@@ -50,6 +50,8 @@ from methods.fedhenet.protocol import run_fedhenet
 from methods.partition import dirichlet_partition, iid_partition, majority_accuracy, one_class_per_client
 from methods.seeding import setup_seed
 
+# fedclaims behaviour version: 1
+
 
 class DataConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")

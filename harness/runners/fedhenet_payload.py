@@ -18,6 +18,8 @@ from methods.fedhenet.payload import Layout, ciphertext_bytes, upload
 from methods.fedhenet.secure import check_fits, create_context
 from methods.seeding import setup_seed
 
+# fedclaims behaviour version: 1
+
 
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")

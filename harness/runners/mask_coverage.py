@@ -19,6 +19,8 @@ from harness.runners.context import RunContext
 from methods.extraction import ExtractionMode, select_units
 from methods.seeding import setup_seed
 
+# fedclaims behaviour version: 1
+
 
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")

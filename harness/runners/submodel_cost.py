@@ -8,6 +8,8 @@ from harness.runners.context import RunContext
 from harness.runners.model_config import ModelConfig, build_model_family, example_input
 from methods.costs import cost_fractions, mac_count, parameter_count
 
+# fedclaims behaviour version: 1
+
 
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")

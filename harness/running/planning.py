@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harness.behaviour import declared_behaviour, source_behaviour
 from harness.datasets.registry import loader_module
 from harness.loading.catalog import Catalog, LoadedClaim
 from harness.loading.configs import deep_merge
-from harness.provenance import code_fingerprint, code_hash, library_versions, source_fingerprint
-from harness.running.store import RECORD_FORMAT, ResultStore, content_key
+from harness.provenance import code_fingerprint, library_versions, source_fingerprint
+from harness.running.store import ResultStore, run_key
 from harness.settings import Settings
 
 if TYPE_CHECKING:
@@ -43,8 +44,11 @@ class RunRequest:
     """The kind as the spec names it (a registered name or a `module:KIND` or file reference)."""
     config: dict[str, Any]
     code: dict[str, str]
+    """The content digest of every module the run executes (its provenance; not in its key)."""
     datasets: dict[str, str]
     key: str
+    behaviour: dict[str, str] = field(default_factory=dict)
+    """The behaviour versions the run's code declares (`run_behaviour`): what its key holds of its code."""
 
     @property
     def label(self) -> str:
@@ -68,19 +72,40 @@ def _code(module: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(code_fingerprint(module).items()))
 
 
+@functools.cache
+def _behaviour(module: str) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(declared_behaviour(module).items()))
+
+
+def _roots(kind, config_model) -> list[str]:
+    """The modules a run of `kind` starts from: its runner and the loader of each data set its config reads
+    (`harness.datasets.registry.loader_module`)."""
+    return [kind.runner, *(loader_module(name) for name in kind.datasets(config_model))]
+
+
 def run_code(kind, config_model, reread: bool = False) -> dict[str, str]:
-    """The code a run of `kind` executes, by module name: its runner's import closure, the loader
-    of each data set its config reads (`harness.datasets.registry.loader_module`) with its closure,
-    and the user code its config names (a policy module or file). The key hashes the set of
-    digests (`code_hash`), not the names. Planning hashes a runner and a loader once per process;
-    a worker checking its own source (`reread`) hashes them again, so an edit during a sweep shows."""
-    modules = [kind.runner, *(loader_module(name) for name in kind.datasets(config_model))]
+    """The code a run of `kind` executes, by module name: the import closures of its roots (`_roots`)
+    and of the user code its config names (a policy module or file). Its record's provenance keeps it
+    and a worker checks it against its own source; the key holds `run_behaviour` instead. Planning
+    hashes a root once per process; a worker checking its own source (`reread`) hashes them again,
+    so an edit during a sweep shows."""
     code: dict[str, str] = {}
-    for module in modules:
+    for module in _roots(kind, config_model):
         code.update(code_fingerprint(module) if reread else _code(module))
     for source in kind.code_sources(config_model):
         code.update(source_fingerprint(source))
     return code
+
+
+def run_behaviour(kind, config_model) -> dict[str, str]:
+    """The behaviour versions the code of a run of `kind` declares (harness.provenance.declared_behaviour),
+    over the same modules as `run_code`: what its key holds of its code."""
+    behaviour: dict[str, str] = {}
+    for module in _roots(kind, config_model):
+        behaviour.update(_behaviour(module))
+    for source in kind.code_sources(config_model):
+        behaviour.update(source_behaviour(source))
+    return behaviour
 
 
 def datasets_needed(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str],
@@ -172,11 +197,11 @@ def request_for(catalog: Catalog, experiment: str, variant: str, seed: int, prof
     config = _resolve_references(config, resolve)
     config_model = loaded.kind.config_model.model_validate(config)
     code = run_code(loaded.kind, config_model)
+    behaviour = run_behaviour(loaded.kind, config_model)
     datasets = dataset_fingerprints(loaded.kind.datasets(config_model), settings, data)
-    key = content_key({"format": RECORD_FORMAT, "kind": loaded.kind.name, "config": config, "seed": seed,
-                       "code": code_hash(code), "datasets": datasets, "libraries": library_versions(),
-                       "device": settings.device, "threads": settings.threads})
-    return RunRequest(experiment, variant, seed, profile, loaded.spec.kind, config, code, datasets, key)
+    key = run_key(kind=loaded.spec.kind, config=config, seed=seed, behaviour=behaviour, datasets=datasets,
+                  libraries=library_versions(), device=settings.device, threads=settings.threads)
+    return RunRequest(experiment, variant, seed, profile, loaded.spec.kind, config, code, datasets, key, behaviour)
 
 
 def plan_variants(catalog: Catalog, experiment: str, variants, profile: str, settings: Settings,

@@ -1,13 +1,14 @@
 """Content-addressed results store: one JSON record per run, written atomically.
 
-A record is found by its key, a hash of everything that determines its result.
-A record that cannot be read, whose checksum does not match its content, that sits
-under the wrong key, or that lacks a field a reader needs is corrupt: it is moved
+A record is found by its key, a hash of everything that determines its result (`run_key`), and is
+its key: its own fields give it back (`record_key`). A record that cannot be read, whose checksum
+does not match its content, that sits under the wrong key, whose fields do not give its key, that
+holds a field this code never writes or lacks a field a reader needs is corrupt: it is moved
 aside (never deleted), reported, and its run is recomputed. One bad record never
 stops a command.
 
 A record of an earlier format (OLD_FORMATS) was written under an earlier definition of the key,
-which no key of this format equals (the format is part of every key: harness.running.planning). It is
+which no key of this format equals (the format is part of every key: `run_key`). It is
 never read as a run's record, never moved aside as corrupt and never rewritten: it stays where
 it is for `harness.running.migration`, which reads it with `old_records` and may carry it over to its new
 key, and for an earlier version of the code sharing the store.
@@ -18,22 +19,23 @@ import hashlib
 import json
 import math
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from harness.errors import did_you_mean
 from methods.plain import json_safe
 
-RECORD_FORMAT = 2
-"""Format 2: the code identity in the key is the set of content digests of the modules that compute
-the run (harness.provenance), the format itself is in the key, and provenance.code holds those
-digests by module name. Format 1 hashed each module's bytes by name over the runner's whole
-import closure."""
-OLD_FORMATS = (1,)
+RECORD_FORMAT = 3
+"""Format 3: the key holds the behaviour versions the run's code declares (harness.provenance), not the
+code's content, which provenance.code keeps; provenance.behaviour holds what the key was made of, so
+every key is recomputed from its record's own fields when it is read. Format 2 keyed the set of content
+digests of the modules that compute the run; format 1 hashed each module's bytes by name."""
+OLD_FORMATS = (1, 2)
 REUSABLE = ("ok",)
 STATUSES = ("ok", "error", "unavailable")
 MAX_DEPTH = 64
@@ -41,6 +43,29 @@ MAX_DEPTH = 64
 FIELD_TYPES: dict[str, type] = {"experiment": str, "variant": str, "seed": int, "profile": str, "kind": str,
                                 "config": dict, "status": str}
 """Fields every record has, with their JSON types (format, key and checksum are checked apart)."""
+RECORD_FIELDS = frozenset({*FIELD_TYPES, "format", "key", "checksum", "result", "error", "provenance"})
+PROVENANCE_FIELDS = frozenset({"behaviour", "code", "datasets", "libraries", "machine", "device", "threads",
+                               "numerics", "started", "wall_seconds", "migrated"})
+"""Every field a record (and its provenance) may hold: a record with another is not one this code wrote."""
+KEYED_PROVENANCE: dict[str, type] = {"behaviour": dict, "datasets": dict, "libraries": dict, "device": str,
+                                     "threads": int}
+"""The provenance fields a record's key is made of, besides its kind, config and seed."""
+
+
+def run_key(*, kind: str, config: dict[str, Any], seed: int, behaviour: dict[str, str], datasets: dict[str, str],
+            libraries: dict[str, str], device: str, threads: int) -> str:
+    """A run's key: everything that determines its result (harness.running.planning computes it for a
+    run; `record_key` recomputes it from a record)."""
+    return content_key({"format": RECORD_FORMAT, "kind": kind, "config": config, "seed": seed,
+                        "behaviour": behaviour, "datasets": datasets, "libraries": libraries, "device": device,
+                        "threads": threads})
+
+
+def record_key(record: dict[str, Any]) -> str:
+    """The key a record's own fields give (a record is its key, as a git object is its hash)."""
+    provenance = record["provenance"]
+    return run_key(kind=record["kind"], config=record["config"], seed=record["seed"],
+                   **{name: provenance[name] for name in KEYED_PROVENANCE})
 
 
 class CorruptRecord(ValueError):
@@ -62,6 +87,13 @@ def content_key(parts: dict[str, Any]) -> str:
 def _checksum(record: dict[str, Any]) -> str:
     body = {k: v for k, v in record.items() if k != "checksum"}
     return hashlib.sha256(canonical(body).encode()).hexdigest()
+
+
+def sealed(record: dict[str, Any]) -> dict[str, Any]:
+    """A record as it is written: this format, and the checksum over its content."""
+    record = json_safe({**record, "format": RECORD_FORMAT})
+    record["checksum"] = _checksum(record)
+    return record
 
 
 def _reject_constant(name: str) -> float:
@@ -112,6 +144,9 @@ def _is(value: Any, kind: type) -> bool:
 
 def _field_problem(record: dict[str, Any]) -> str | None:
     """What a reader of this record's fields would trip over, if anything."""
+    unknown = sorted(set(record) - RECORD_FIELDS)
+    if unknown:
+        return f"unknown field {unknown[0]!r}"
     for name, kind in FIELD_TYPES.items():
         if name not in record:
             return f"no {name!r} field"
@@ -136,6 +171,9 @@ def _outcome_problem(status: str, result: Any, error: Any) -> str | None:
 def _provenance_problem(provenance: Any) -> str | None:
     if not _is(provenance, dict):
         return f"its provenance is a {type(provenance).__name__}, not an object"
+    unknown = sorted(set(provenance) - PROVENANCE_FIELDS)
+    if unknown:
+        return f"unknown provenance field {unknown[0]!r}"
     if not (provenance.get("numerics") is None or _is(provenance["numerics"], dict)):
         return "its provenance's numerics is not an object"
     seconds = provenance.get("wall_seconds")
@@ -155,7 +193,18 @@ def _problem(record: Any, key: str | None, record_format: int = RECORD_FORMAT) -
         return f"holds key {record.get('key')!r}"
     if record.get("checksum") != _checksum(record):
         return "checksum does not match the content"
-    return _field_problem(record)
+    return _field_problem(record) or (_key_problem(record) if record_format == RECORD_FORMAT else None)
+
+
+def _key_problem(record: dict[str, Any]) -> str | None:
+    """Whether the record's own fields give its key (they are what the key is made of)."""
+    provenance = record["provenance"]
+    for name, kind in KEYED_PROVENANCE.items():
+        if not _is(provenance.get(name), kind):
+            return f"its provenance's {name} is missing or not a {kind.__name__}"
+    if record_key(record) != record["key"]:
+        return "its fields (kind, config, seed, behaviour, data, libraries, device, threads) do not give its key"
+    return None
 
 
 def _is_old(record: Any) -> bool:
@@ -191,10 +240,43 @@ def _identity(status: os.stat_result) -> tuple[int, int]:
     return status.st_dev, status.st_ino
 
 
-def _read(path: Path) -> tuple[bytes, tuple[int, int]]:
-    """A file's bytes and the identity of the file they were read from."""
-    with open(path, "rb") as handle:
-        return handle.read(), _identity(os.fstat(handle.fileno()))
+MAX_RECORD_BYTES = 256 << 20
+"""The most bytes a record may hold once read (decompressed): the largest record here holds about
+2 MB, so more is damage, or a gzip bomb, and is refused before it fills the memory."""
+
+
+class OutsideFolder(CorruptRecord):
+    """A record file that is not a regular file inside the folder it is read from (a link, a FIFO, a folder)."""
+
+
+def checked_path(path: Path, root: Path) -> Path:
+    """`path` if it is a regular file whose real path lies inside `root`, no link on the way; else
+    OutsideFolder saying what it is (FileNotFoundError where nothing is there)."""
+    relative = path.relative_to(root)
+    for part in [root.joinpath(*relative.parts[:i]) for i in range(1, len(relative.parts) + 1)]:
+        if part.is_symlink():
+            raise OutsideFolder(f"{part} is a symbolic link (to {os.readlink(part)}); records are never read "
+                                "through a link")
+    status = os.lstat(path)
+    if not stat.S_ISREG(status.st_mode):
+        raise OutsideFolder(f"{path} is not a regular file")
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise OutsideFolder(f"{path} lies outside {root}")
+    return path
+
+
+def read_capped(handle: BinaryIO, where: Path) -> bytes:
+    """At most MAX_RECORD_BYTES from `handle`; CorruptRecord naming `where` if there are more."""
+    data = handle.read(MAX_RECORD_BYTES + 1)
+    if len(data) > MAX_RECORD_BYTES:
+        raise CorruptRecord(f"{where} holds more than {MAX_RECORD_BYTES >> 20} MB; no record is that large")
+    return data
+
+
+def _read(path: Path, root: Path) -> tuple[bytes, tuple[int, int]]:
+    """A record file's bytes and the identity of the file they were read from."""
+    with open(checked_path(path, root), "rb") as handle:
+        return read_capped(handle, path), _identity(os.fstat(handle.fileno()))
 
 
 def _replaced_since(path: Path, identity: tuple[int, int] | None) -> bool:
@@ -223,7 +305,7 @@ class Bundle(Protocol):
 
     def has(self, key: str) -> bool: ...
 
-    def get(self, key: str, events: list[str]) -> dict[str, Any] | None: ...
+    def get(self, key: str, events: list[str], refused: dict[str, str]) -> dict[str, Any] | None: ...
 
 
 @dataclass
@@ -234,6 +316,8 @@ class ResultStore:
     root: Path
     bundle: Bundle | None = None
     events: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)
+    """Keys whose committed record was refused, with why: evidence that is damaged, not absent."""
 
     def __post_init__(self) -> None:
         self.root = Path(self.root)
@@ -286,16 +370,19 @@ class ResultStore:
 
     def has(self, key: str) -> bool:
         """Whether a record of `key` is here, in the store or its bundle (not yet read or verified)."""
-        return self.path(key).exists() or (self.bundle is not None and self.bundle.has(key))
+        return os.path.lexists(self.path(key)) or (self.bundle is not None and self.bundle.has(key))
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The record under `key` (the bundle's where the store has no file), or None if absent, of an
         earlier format (left in place) or corrupt (then moved aside, or refused if bundled, and reported)."""
         path = self.path(key)
         try:
-            data, identity = _read(path)
+            data, identity = _read(path, self.root)
         except (FileNotFoundError, NotADirectoryError):
-            return None if self.bundle is None else self.bundle.get(key, self.events)
+            return None if self.bundle is None else self.bundle.get(key, self.events, self.refused)
+        except CorruptRecord as problem:
+            self._move_aside(path, str(problem), None)
+            return None
         except OSError as error:
             self._move_aside(path, f"unreadable ({error.__class__.__name__}: {error})", None)
             return None
@@ -320,7 +407,7 @@ class ResultStore:
         format was; one that fails is reported in `events` and left where it is."""
         for path in sorted(self.root.glob("*/*.json")):
             try:
-                data = path.read_bytes()
+                data = _read(path, self.root)[0]
                 record = _loaded(data)
             except (OSError, CorruptRecord):
                 continue  # no record of any format: `get` moves it aside when its key is looked up
@@ -347,8 +434,7 @@ class ResultStore:
 
         A record the store would read back as corrupt is refused (ValueError), as is a store
         that is not a folder."""
-        record = json_safe({**record, "format": RECORD_FORMAT})
-        record["checksum"] = _checksum(record)
+        record = sealed(record)
         problem = _problem(record, record.get("key"))
         if problem is not None:
             raise ValueError(f"refusing to store a record of {record.get('key')!r} that would read as corrupt: "

@@ -95,9 +95,9 @@ def make_record(request: dict[str, Any], settings: dict[str, Any], status: str, 
                               for k in ("key", "experiment", "variant", "seed", "profile", "kind", "config")}
     record.update(status=status, result=result, error=error)
     record["provenance"] = {
-        "code": request["code"], "datasets": request["datasets"], "libraries": library_versions(),
-        "machine": machine(), "device": settings["device"], "threads": threads,
-        "numerics": numerics(settings["device"], threads),
+        "behaviour": request["behaviour"], "code": request["code"], "datasets": request["datasets"],
+        "libraries": library_versions(), "machine": machine(), "device": settings["device"],
+        "threads": settings["threads"], "numerics": numerics(settings["device"], threads),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
         "wall_seconds": round(time.time() - started, 3),
     }

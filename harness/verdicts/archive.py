@@ -26,7 +26,7 @@ from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec
 from harness.schema.observations.base import Shape
 from harness.statistics.correlation_estimates import Correlation
 from harness.statistics.series import Observed, Series
-from harness.verdicts.verify import Verdict, _record_decision, evaluate, verdict_head
+from harness.verdicts.verify import Verdict, _record_decision, evaluate, verdict_head, verify_claim
 
 SPREAD_PREFIX = "spread reference: "
 FROM_RECORDS_NOTE = "; here "
@@ -276,6 +276,36 @@ def check_against_records(catalog: Catalog, loaded: LoadedClaim, profile: str, a
         if set(recorded) != set(numbers["values"]):
             raise ValueError(f"{archive.path}: claim {loaded.id} at {profile}, series {label!r}: archived seeds "
                              f"{sorted(numbers['values'])} are not its records' {sorted(recorded)}")
+
+
+def check_against_partial_records(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archive,
+                                  lookup: Callable[[str, str, int, str], tuple[str, dict | None]]) -> None:
+    """Refuse an archive whose observation of a claim, about to be re-verified because some of its runs'
+    records are missing here, differs from the records that are here: every seed whose runs all have here
+    the very record the archive lists (by digest) must hold the archived values. An archive edited and
+    resealed cannot decide a claim by a missing record while the records at hand contradict it."""
+    archived = archive.entry(catalog, loaded, profile)
+    if not archived or not archived.get("numbers"):
+        return
+    spec = catalog.specs[loaded.claim.experiment].spec
+    listed = archive.record_digests
+
+    def listed_record(variant: str, seed: int) -> bool:
+        key, record = lookup(spec.experiment, variant, seed, profile)
+        return record is not None and record.get("checksum") is not None and listed.get(key) == record["checksum"]
+
+    variants = loaded.claim.expect[profile].variants_read(loaded.claim.observe)
+    seeds = [s for s in spec.profiles[profile].seeds if all(listed_record(v, s) for v in variants)]
+    if not seeds:
+        return
+    at_hand = verify_claim(catalog, loaded, profile, lookup, missing_is_error=False, seeds=seeds)
+    for label, numbers in archived["numbers"].items():
+        recorded = (at_hand.numbers.get(label) or {}).get("values") or {}
+        for seed in map(str, seeds):
+            if seed in numbers["values"] and not _same_value(numbers["values"][seed], recorded.get(seed)):
+                raise ValueError(f"{archive.path}: claim {loaded.id} at {profile}, series {label!r}, seed {seed}: "
+                                 f"archived value {numbers['values'][seed]!r} differs from its record's "
+                                 f"{recorded.get(seed)!r}, here as the archive lists it: the archive was edited")
 
 
 def _check_seeds(archive: Archive, loaded: LoadedClaim, profile: str, numbers: dict[str, Any],

@@ -14,6 +14,8 @@ from methods.federated.estimator import HeterogeneityEstimator, divergence_estim
 from methods.federated.parts import Settings
 from methods.federated.policies import AllocationPolicy, PolicyContext
 
+# fedclaims behaviour version: 1
+
 
 class HasflPolicy(AllocationPolicy):
     """Warm-up at the caps, then Eq. 6 re-allocation from smoothed divergence estimates.

@@ -29,6 +29,8 @@ from methods.federated.update_statistics import update_statistics
 from methods.models.slicing import SliceableFamily
 from methods.seeding import numpy_rng, torch_generator
 
+# fedclaims behaviour version: 1
+
 __all__ = ["FederationConfig", "FederationResult", "RoundRecord", "initial_params",
            "run_federation", "sample_clients"]
 

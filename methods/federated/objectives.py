@@ -24,6 +24,8 @@ from methods.federated.precision import forward_precision
 from methods.federated.submodel import Params, SubmodelView, load_params
 from methods.models.stacked import StackedModel
 
+# fedclaims behaviour version: 1
+
 GradCorrection = Callable[[dict[str, nn.Parameter]], None]
 
 __all__ = ["FedProxObjective", "LocalObjective", "LocalResult", "LocalSettings", "ObjectiveContext",

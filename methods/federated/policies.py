@@ -19,6 +19,8 @@ from methods.federated.capacity import DEFAULT_TIERS
 from methods.federated.parts import Part, Settings
 from methods.seeding import numpy_rng
 
+# fedclaims behaviour version: 1
+
 if TYPE_CHECKING:
     from methods.federated.config import FederationConfig
 

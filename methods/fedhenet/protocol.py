@@ -26,6 +26,8 @@ from .secure import (
     public_context,
 )
 
+# fedclaims behaviour version: 1
+
 
 def _clock() -> float:
     return time.perf_counter()

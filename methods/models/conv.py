@@ -10,6 +10,8 @@ from torch import Tensor, nn
 from methods.models.conv_stacked import StackedConvNet
 from methods.models.slicing import Axis, SliceableFamily, default_init_
 
+# fedclaims behaviour version: 1
+
 BATCHNORM_EPS = 1e-5
 
 

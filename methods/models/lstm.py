@@ -10,6 +10,8 @@ from torch import Tensor, nn
 from methods.models.slicing import Axis, SliceableFamily, default_init_
 from methods.models.stacked import StackedModel
 
+# fedclaims behaviour version: 1
+
 
 class CharLSTM(nn.Module):
     """Embedding -> nn.LSTM -> Linear on the last time step: logits of the next character."""

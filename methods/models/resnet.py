@@ -15,6 +15,8 @@ from torch import Tensor, nn
 
 from methods.models.slicing import Axis, SliceableFamily, default_init_
 
+# fedclaims behaviour version: 1
+
 STRIDES = (1, 2, 2, 2)
 BLOCKS_PER_STAGE = 2
 
