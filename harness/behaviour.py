@@ -18,10 +18,11 @@ covered by the versions of the modules that import it, and by the guard.
 """
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
-from harness.provenance import FILE_PREFIX, PROJECT_PACKAGES, code_fingerprint, module_file, source_fingerprint
+from harness.provenance import FILE_PREFIX, PROJECT_PACKAGES, code_fingerprint, source_fingerprint
 
 DECLARATION = re.compile(rb"^# fedclaims behaviour version: (\d+)[ \t]*$", re.MULTILINE)
 
@@ -41,6 +42,12 @@ def declared_version(file: Path) -> int | None:
     version = int(found[0]) if found else None
     _DECLARED[file] = ((status.st_mtime_ns, status.st_size), version)
     return version
+
+
+def module_file(name: str) -> Path | None:
+    """The source file of a module, if it has one."""
+    spec = importlib.util.find_spec(name)
+    return Path(spec.origin) if spec is not None and spec.origin and spec.origin.endswith(".py") else None
 
 
 def _file(name: str) -> Path | None:

@@ -66,11 +66,6 @@ def _module_file(name: str) -> Path | None:
     return Path(spec.origin)
 
 
-def module_file(name: str) -> Path | None:
-    """The source file of a module, if it has one (None for a built-in, a package without one, a missing module)."""
-    return _module_file(name)
-
-
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
             or isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import provenance
+from harness import behaviour, provenance
 from harness.kinds import kind
 from harness.running import planning
 
@@ -42,6 +42,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for package in provenance.PROJECT_PACKAGES:
         shutil.copytree(REPO / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(provenance, "_module_file", _resolver(root, provenance._module_file))
+    monkeypatch.setattr(behaviour, "module_file", _resolver(root, behaviour.module_file))
     planning._code.cache_clear()
     planning._behaviour.cache_clear()
     yield root
