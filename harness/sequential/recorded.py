@@ -18,7 +18,11 @@ recorded plan), as are a profile whose seeds changed and a file this rule did no
 new plan, remove the file, knowing its looks then start again at look 1 with a fresh α.
 
 A file that cannot be read, is not JSON, lacks a field or holds one of the wrong type is reported
-as `<file>: <field>: <problem>`, and never overwritten.
+as `<file>: <field>: <problem>`, and never overwritten; so is one whose claims spend α otherwise
+than the rule does at their α (or at an α other than their spec's), whose seeds are not as many as
+their look is on or not among their experiment's, or whose verdict is not one the reason their
+looks ended allows. Every reader of the file (this one, the report's, the terminal's) goes through
+`validated`.
 """
 from __future__ import annotations
 
