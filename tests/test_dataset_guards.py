@@ -25,6 +25,7 @@ from harness.datasets.locations import DataLocations
 from harness.datasets.registry import dataset_fingerprint, fetch_dataset
 from harness.datasets.shakespeare_source import load as load_shakespeare
 from tests.loopback import Served, loopback_server
+from tests.test_datasets import pin
 
 
 @pytest.fixture(autouse=True)
@@ -83,10 +84,12 @@ def _jpeg_archive(path: Path, odd_member: bytes, odd_name: str = "0001.png") -> 
     (_png_header(100_000, 100_000), "is a decompression bomb"),
     (_png_header(64, 32), "is 64x32 pixels, not CIFAR-10's 32x32"),
 ], ids=["decompression-bomb", "wrong-size"])
-def test_an_image_that_is_not_cifar_is_a_failed_source(tmp_path: Path, member: bytes, message: str) -> None:
+def test_an_image_that_is_not_cifar_is_a_failed_source(tmp_path: Path, member: bytes, message: str,
+                                                        monkeypatch) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     _jpeg_archive(data_dir / "cifar10-jpeg.tar.gz", member)
+    pin(monkeypatch, data_dir / "cifar10-jpeg.tar.gz")  # its images, not its structure, are what is tested
     with pytest.raises(DatasetUnavailable) as caught:
         cifar10_source.load(DataLocations(data_dir, tmp_path / "cache", download=False))
     failure = _failure(caught.value)

@@ -13,6 +13,7 @@ from PIL import Image
 
 from harness import provenance
 from harness.datasets import cifar10 as cifar10_module
+from harness.datasets import local_copies
 from harness.datasets.cifar10_source import load as load_cifar10
 from harness.datasets.emnist import upright
 from harness.datasets.emnist_source import load as load_emnist
@@ -101,10 +102,16 @@ def test_gutenberg_parser_follows_leaf_layout() -> None:
     }
 
 
-def test_shakespeare_from_local_role_file(tmp_path: Path) -> None:
+def pin(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """Take the small local copy at `path` as its data set (its digest pinned), as the real one is."""
+    monkeypatch.setitem(local_copies.PINNED, path.name, hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+def test_shakespeare_from_local_role_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     (data_dir / "tinyshakespeare.txt").write_text(ROLE_TEXT)
+    pin(monkeypatch, data_dir / "tinyshakespeare.txt")
     loc = DataLocations(data_dir, tmp_path / "cache", download=False)
     data = load_shakespeare(loc, num_roles=2, seq_len=8)
     assert data.role_names == ("First Citizen", "MENENIUS")
@@ -133,10 +140,11 @@ def write_jpeg_tar(path: Path) -> None:
 
 
 @pytest.fixture
-def jpeg_locations(tmp_path: Path) -> DataLocations:
+def jpeg_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> DataLocations:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     write_jpeg_tar(data_dir / "cifar10-jpeg.tar.gz")
+    pin(monkeypatch, data_dir / "cifar10-jpeg.tar.gz")
     return DataLocations(data_dir, tmp_path / "cache", download=False)
 
 

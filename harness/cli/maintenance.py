@@ -246,10 +246,12 @@ def _added_seed_requests(catalog, profile: str, requests, settings, store, finge
 
 def _bundle_sequential_plan(settings: Settings, profile: str) -> None:
     """Commit the store's `--until-decided` plan of `profile` beside the records (it only grows, so the
-    store's replaces a committed one), for the report of a clone that has not run it."""
+    store's replaces a committed one), for the report of a clone that has not run it; a damaged plan
+    is refused by name, never committed."""
     from harness.sequential.recorded import path_for
+    from harness.sequential.results import load
     source = path_for(settings.store_dir, profile)
-    if source.is_file():
+    if load(settings.store_dir, profile) is not None:
         target = path_for(settings.records_dir, profile)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(source.read_bytes())

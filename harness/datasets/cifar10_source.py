@@ -1,6 +1,7 @@
 """Where CIFAR-10's files are, how they are fetched, and loading them through its loader (`cifar10`).
 
-Sources, first existing wins: FEDCLAIMS_DATA's cifar10-jpeg.tar.gz, an extracted torchvision
+Sources, first existing wins: FEDCLAIMS_DATA's cifar10-jpeg.tar.gz (its digest the pinned one, else
+CIFAR-10's classes and image counts: `local_copies`; refused by name otherwise), an extracted torchvision
 cifar-10-batches-py/ in FEDCLAIMS_DATA, then the one in the cache, which the fetch downloads
 (checked against its pinned sha256) and extracts for torchvision to read with download=False.
 Nothing here decides a number a run computes: which source was read is in the data set's
@@ -20,6 +21,7 @@ from .arrays import ImageData
 from .downloads import SOURCES, download_checked
 from .errors import DataCheckFailed, DatasetUnavailable
 from .hashing import cached_sha256, combined_sha256
+from .local_copies import check_local_copy
 from .locations import DOWNLOAD_ENV, DataLocations, Folders, download_skipped
 from .netguard import describe_error
 from .unpacking import extract_tar_folder
@@ -101,6 +103,7 @@ def _digest(kind: str, path: Path, loc: DataLocations) -> str:
 def _source(loc: DataLocations) -> tuple[str, Path] | None:
     archive = loc.local_file(ARCHIVE_NAME)
     if archive is not None and archive.is_file():
+        check_local_copy(archive, cached_sha256(archive, loc.cache_dir), loc.cache_dir)
         return "jpeg", archive
     for root in _torchvision_roots(loc):
         if all(path.is_file() for path in _torchvision_files(root)):

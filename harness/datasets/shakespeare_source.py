@@ -1,7 +1,8 @@
 """Where Shakespeare's text is, how it is fetched, and loading it through its loader (`shakespeare`).
 
 Sources, first existing wins: FEDCLAIMS_DATA's tinyshakespeare.txt (the ROLE: format of
-karpathy/char-rnn's corpus), FEDCLAIMS_DATA's 1994-01-100.zip (Project Gutenberg's complete
+karpathy/char-rnn's corpus; its digest the pinned one, else its size and twenty long roles:
+`local_copies`; refused by name otherwise), FEDCLAIMS_DATA's 1994-01-100.zip (Project Gutenberg's complete
 works, LEAF's source), and the same tiny corpus downloaded and checked against its pinned sha256
 (Project Gutenberg publishes no digest of the zip, so it is never downloaded).
 """
@@ -15,6 +16,7 @@ from .arrays import TextData
 from .downloads import SOURCES, download_checked
 from .errors import DataCheckFailed, DatasetUnavailable
 from .hashing import cached_sha256
+from .local_copies import check_local_copy
 from .locations import DOWNLOAD_ENV, DataLocations, Folders, download_skipped
 from .netguard import describe_error
 
@@ -71,7 +73,10 @@ def _source(loc: DataLocations) -> Path | None:
     local = [loc.local_file(name) for name in (TINY_NAME, GUTENBERG_NAME)]
     candidates = [path for path in local if path is not None]
     candidates.append(_download_folder(loc) / SOURCES[NAME].name)
-    return next((path for path in candidates if path.is_file()), None)
+    found = next((path for path in candidates if path.is_file()), None)
+    if found is not None and found == loc.local_file(TINY_NAME):
+        check_local_copy(found, cached_sha256(found, loc.cache_dir), loc.cache_dir)
+    return found
 
 
 def _download_folder(loc: DataLocations) -> Path:

@@ -5,7 +5,6 @@ each names its file, line and field and, for a misspelling, the closest valid na
 """
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import re
@@ -23,6 +22,7 @@ from harness.kinds.base import ExperimentKind
 from harness.loading.claim_checks import check_claim, check_families
 from harness.loading.configs import deep_merge, resolved_config, settings_at  # noqa: F401 (deep_merge: part of this module's API)
 from harness.loading.design import design_problems
+from harness.loading.patterns import claim_matcher
 from harness.loading.spec_checks import check_spec
 from harness.loading.studies import PAPER_PROFILE, LoadedStudy, generated_profiles, load_studies
 from harness.loading.validation_errors import problems_from
@@ -93,11 +93,8 @@ class Catalog:
         of_papers = [c for c in self.claims if not papers or c.paper in papers]
         if not pattern:
             return of_papers
-        try:
-            regex = re.compile(_glob_to_regex(pattern))
-        except re.error as error:
-            raise ValueError(f"--claim {pattern!r} is neither a glob nor a regular expression: {error}") from None
-        chosen = [c for c in of_papers if regex.search(c.id)]
+        matches = claim_matcher(pattern)
+        chosen = [c for c in of_papers if matches(c.id)]
         if not chosen:
             among = f" of paper {', '.join(sorted(papers))}" if papers else ""
             raise ValueError(f"no claim{among} matches --claim {pattern!r}"
@@ -124,13 +121,6 @@ class Catalog:
                 points = generated_profiles(self.studies.values())
                 shown = [p for p in known if p not in points]
                 raise ValueError(f"unknown profile {profile!r} (--profile){did_you_mean(profile, shown)}")
-
-
-def _glob_to_regex(pattern: str) -> str:
-    """A shell glob (`*`, `?`, `[34]`) as an anchored regex; anything else is taken as a regex."""
-    if any(ch in pattern for ch in "*?[") and not any(ch in pattern for ch in "^$()|+\\"):
-        return "^" + fnmatch.translate(pattern)
-    return pattern
 
 
 def _nearest_pattern(pattern: str, ids: list[str]) -> str:

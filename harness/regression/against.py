@@ -50,8 +50,12 @@ def resolve(root: Path, revision: str) -> str:
     return done.stdout.strip()
 
 
-def extract(root: Path, commit: str, cache_dir: Path) -> Path:
-    """The tree of `commit` under the cache (extracted once; an interrupted extraction is redone)."""
+def extract(root: Path, commit: str, cache_dir: Path, revision: str | None = None) -> Path:
+    """The tree of `commit` under the cache (extracted once; an interrupted extraction is redone).
+
+    Extracted with tarfile's "data" filter: a member that would land outside the tree (a symlink
+    or hard link out of it, an absolute path, `..`) or is not a plain file, folder or link refuses
+    the whole revision (ValueError naming it and the member), and the partial folder is removed."""
     folder = Path(cache_dir) / "revisions" / commit
     if (folder / ".complete").exists():
         return folder
@@ -60,9 +64,16 @@ def extract(root: Path, commit: str, cache_dir: Path) -> Path:
         raise ValueError(f"git archive {commit}: {archive.stderr.decode(errors='replace').strip()}")
     partial = folder.with_name(f"{commit}.partial-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(partial, filter="data")
-    (partial / ".complete").write_text(commit + "\n", encoding="utf-8")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(partial, filter="data")
+        (partial / ".complete").write_text(commit + "\n", encoding="utf-8")
+    except (tarfile.TarError, OSError) as error:
+        raise ValueError(f"--against {revision or commit} ({commit[:12]}): its tree is refused, not extracted: "
+                         f"{error}") from None
+    finally:
+        if not (partial / ".complete").exists():
+            shutil.rmtree(partial, ignore_errors=True)
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)
     return folder
@@ -93,7 +104,7 @@ def revision_numbers(settings: Settings, revision: str, profile: str, papers: li
     if has_baselines.returncode != 0:
         raise ValueError(f"--against {revision} ({commit[:12]}): that revision predates the regression baselines (no "
                          "baselines/ folder there), so its code cannot record a selection to compare; name a later one")
-    tree = extract(settings.root, commit, settings.cache_dir)
+    tree = extract(settings.root, commit, settings.cache_dir, revision)
     selection = hashlib.sha256(json.dumps([profile, sorted(papers), pattern]).encode()).hexdigest()[:12]
     out = tree.parent / f"{commit}.{profile}.{selection}.json"
     done = record(tree, settings, profile, papers, pattern, out)

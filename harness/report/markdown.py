@@ -82,7 +82,11 @@ class _Report:
         self.levels = {(v.claim, v.profile): reader.level(v) for v in outcome.verdicts}
         self.proxies = proxy_notes(self.catalog, outcome.verdicts, self.records)
         self.sequential_folders = [settings.store_dir, *([settings.records_dir] if settings.committed_records else [])]
-        self.sequential = sequential_entries(self.sequential_folders, self.profiles)
+        self.sequential = sequential_entries(self.sequential_folders, self.profiles, self.alphas)
+
+    def alphas(self, profile: str) -> dict[str, float]:
+        """The α each claim tests at on `profile` (a recorded sequential plan must be at it)."""
+        return {loaded.id: loaded.claim.alpha_at(profile) for loaded in self.catalog.claims}
 
     def papers(self) -> list[str]:
         return list(dict.fromkeys(v.paper for v in self.outcome.verdicts))
@@ -372,7 +376,7 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
     lines += missing_runs_section(outcome.requests, report.records,
                                   [p for p in report.profiles if p not in outcome.archived], settings.workers)
     for profile in report.profiles:
-        lines += sequential_section(report.sequential_folders, profile)
+        lines += sequential_section(report.sequential_folders, profile, report.alphas)
     for paper in report.papers():
         lines += report.paper_table(paper)
     lines += performance_section(settings.root)

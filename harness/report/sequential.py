@@ -3,30 +3,36 @@ seeds decided, and per claim the seeds it took (from `<store>/sequential/<profil
 one committed in `records/sequential/`)."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.report.cells import cell
 from harness.sequential.results import added_seeds, load, not_extended, shown, summary_text
 
-
-def _recorded(folders: Sequence[Path], profile: str) -> dict[str, Any] | None:
-    """The first of `folders` (a store, then the committed records) holding a plan of the profile."""
-    return next((data for folder in folders if (data := load(folder, profile)) is not None), None)
+Alphas = Callable[[str], Mapping[str, float]]
+"""Per profile, the α each claim tests at there (the α a recorded plan must be at)."""
 
 
-def sequential_section(folders: Sequence[Path], profile: str) -> list[str]:
+def _recorded(folders: Sequence[Path], profile: str, alphas: Alphas | None) -> dict[str, Any] | None:
+    """The first of `folders` (a store, then the committed records) holding a plan of the profile,
+    validated as `--until-decided` reads it (ValueError naming the file and field otherwise)."""
+    return next((data for folder in folders
+                 if (data := load(folder, profile, None if alphas is None else alphas(profile))) is not None), None)
+
+
+def sequential_section(folders: Sequence[Path], profile: str, alphas: Alphas | None = None) -> list[str]:
     """The section's lines, or none where `--until-decided` has not run at the profile."""
-    data = _recorded(folders, profile)
+    data = _recorded(folders, profile, alphas)
     return [] if data is None else render(data)
 
 
-def sequential_entries(folders: Sequence[Path], profiles: list[str]) -> dict[tuple[str, str], dict[str, Any]]:
+def sequential_entries(folders: Sequence[Path], profiles: list[str],
+                       alphas: Alphas | None = None) -> dict[tuple[str, str], dict[str, Any]]:
     """Per (claim, profile), the sequential result `--until-decided` recorded in the store (or committed)."""
     entries = {}
     for profile in profiles:
-        data = _recorded(folders, profile)
+        data = _recorded(folders, profile, alphas)
         entries.update({(claim["claim"], profile): claim for claim in (data or {}).get("claims", [])})
     return entries
 

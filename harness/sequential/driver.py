@@ -99,6 +99,7 @@ class _Session:
         fixed = {v.claim: v for v in outcome.verdicts if v.profile == profile}
         if recorded is not None:
             recorded.check_profile_seeds(profile_seeds)
+            recorded.check_alphas({c.id: c.claim.alpha_at(profile) for c in outcome.claims})
         limits = {e: _limit(e, s, max_seeds, recorded) for e, s in profile_seeds.items()}
         seeds = {e: list(recorded.seeds[e] if recorded and e in recorded.seeds else s)
                  for e, s in profile_seeds.items()}

@@ -18,21 +18,31 @@ recorded plan), as are a profile whose seeds changed and a file this rule did no
 new plan, remove the file, knowing its looks then start again at look 1 with a fresh α.
 
 A file that cannot be read, is not JSON, lacks a field or holds one of the wrong type is reported
-as `<file>: <field>: <problem>`, and never overwritten.
+as `<file>: <field>: <problem>`, and never overwritten; so is one whose claims spend α otherwise
+than the rule does at their α (or at an α other than their spec's), whose seeds are not as many as
+their look is on or not among their experiment's, or whose verdict is not one the reason their
+looks ended allows. Every reader of the file (this one, the report's, the terminal's) goes through
+`validated`.
 """
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.errors import format_field
-from harness.sequential.stops import CONTINUING, STOPS
+from harness.sequential.stops import AT_LIMIT, CONTINUING, DECIDED, NOT_EXTENDED, NOT_TESTED, STOPS
+from harness.statistics import sequential_boundary as boundary
 from harness.statistics import sequential_rule as rule
+from harness.statistics.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SKIPPED, STATUSES
 
 FOLDER = "sequential"
+VERDICTS_BY_STOP = {DECIDED: (PASS, FAIL), NOT_TESTED: (SKIPPED, ERROR)}
+"""The verdicts a claim's looks can end with, by why they ended (any other reason: INCONCLUSIVE, the
+driver stopping only undecided looks for it)."""
 
 
 def path_for(store_dir: Path, profile: str) -> Path:
@@ -109,12 +119,38 @@ class Recorded:
                                  f"{profile_seeds[experiment]}; remove the file to start a new plan")
 
 
-def read(store_dir: Path, profile: str) -> Recorded | None:
-    """The recorded plan of the profile, or None where `--until-decided` has not run at it."""
+    def check_alphas(self, alphas: Mapping[str, float]) -> None:
+        """Every recorded claim that `alphas` names was planned at its α (the α its spec states at the
+        profile): a plan at another α spends another error rate."""
+        for claim, entry in self.claims.items():
+            if claim in alphas and not math.isclose(entry.looks.alpha, alphas[claim], rel_tol=1e-9):
+                raise ValueError(f"{self.path}: claims.{claim}.plan.alpha: the plan is at α = {entry.looks.alpha:g}, "
+                                 f"but the claim tests at α = {alphas[claim]:g} at profile {self.profile!r}")
+
+    def claimed_seeds(self) -> dict[str, list[int]]:
+        """Per experiment, the seeds the file says were run at the profile (every claim's looks are on
+        some of them): the runs whose records must back its verdicts."""
+        return {experiment: list(seeds) for experiment, seeds in self.seeds.items()}
+
+
+def read(store_dir: Path, profile: str, alphas: Mapping[str, float] | None = None) -> Recorded | None:
+    """The recorded plan of the profile (checked: see `validated`), or None where `--until-decided`
+    has not run at it."""
     path = path_for(store_dir, profile)
     if not path.exists():
         return None
-    return _Reader(path).recorded(read_json(path), profile)
+    return validated(path, read_json(path), profile, alphas)
+
+
+def validated(path: Path, data: Any, profile: str, alphas: Mapping[str, float] | None = None) -> Recorded:
+    """The plan `data` (the JSON of the file at `path`) records, every field the report and the
+    driver read checked: its types, its looks the rule's at its α (and that α the claim's, where
+    `alphas` gives it), each claim's seeds as many as its look's and among its experiment's, its
+    verdict one the reason its looks ended allows. ValueError `<file>: <field>: <problem>` otherwise."""
+    recorded = _Reader(path).recorded(data, profile)
+    if alphas is not None:
+        recorded.check_alphas(alphas)
+    return recorded
 
 
 def read_json(path: Path) -> Any:
@@ -162,9 +198,29 @@ class _Reader:
         if name != rule.NAME:
             raise self.fail(("rule", "name"), f"recorded under another rule ({name!r}); this verifier continues "
                                               f"only plans of {rule.NAME!r}: remove the file to start a new plan")
+        self.get(data["rule"], ("rule",), "text", str)
         max_seeds = self.get(data, (), "max_seeds", int, optional=True)
-        experiments = self.get(data, (), "experiments", dict)
-        profile_seeds, seeds, limits = {}, {}, {}
+        profile_seeds, seeds, limits = self._experiments(self.get(data, (), "experiments", dict))
+        claims, entries = {}, {}
+        for i, entry in enumerate(self.get(data, (), "claims", list)):
+            claim = self._claim(entry, ("claims", i), profile_seeds, seeds, limits)
+            if claim.claim in claims:
+                raise self.fail(("claims", i, "claim"), f"claim {claim.claim!r} is recorded twice")
+            claims[claim.claim], entries[claim.claim] = claim, entry
+        runs = self.get(data, (), "runs", dict)
+        self.get(data, (), "budget_minutes", float, optional=True)
+        self.get(data, (), "stop", str)
+        return Recorded(self.path, profile, max_seeds, profile_seeds, seeds, limits, claims, entries,
+                        self.get(data, (), "selection", dict), float(self.get(data, (), "compute_seconds", float)),
+                        {k: self.get(runs, ("runs",), k, int) for k in ("ran", "reused", "failed")},
+                        self.get(data, (), "invocations", int))
+
+    def _experiments(self, experiments: dict[str, Any]
+                     ) -> tuple[dict[str, list[int]], dict[str, list[int]], dict[str, int]]:
+        """Each experiment's profile seeds, seeds so far and max seeds."""
+        profile_seeds: dict[str, list[int]] = {}
+        seeds: dict[str, list[int]] = {}
+        limits: dict[str, int] = {}
         for experiment, entry in experiments.items():
             where = ("experiments", experiment)
             profile_seeds[experiment] = self.seeds(entry, where, "profile_seeds")
@@ -172,61 +228,127 @@ class _Reader:
             limits[experiment] = self.get(entry, where, "max_seeds", int)
             if seeds[experiment][:len(profile_seeds[experiment])] != profile_seeds[experiment]:
                 raise self.fail(where + ("seeds",), "do not begin with the profile's seeds")
-        claims, entries = {}, {}
-        for i, entry in enumerate(self.get(data, (), "claims", list)):
-            claim = self._claim(entry, ("claims", i), profile_seeds, limits)
-            if claim.claim in claims:
-                raise self.fail(("claims", i, "claim"), f"claim {claim.claim!r} is recorded twice")
-            claims[claim.claim], entries[claim.claim] = claim, entry
-        runs = self.get(data, (), "runs", dict)
-        return Recorded(self.path, profile, max_seeds, profile_seeds, seeds, limits, claims, entries,
-                        self.get(data, (), "selection", dict), float(self.get(data, (), "compute_seconds", float)),
-                        {k: self.get(runs, ("runs",), k, int) for k in ("ran", "reused", "failed")},
-                        self.get(data, (), "invocations", int))
+            if len(set(seeds[experiment])) != len(seeds[experiment]):
+                raise self.fail(where + ("seeds",), f"a seed is listed twice: {seeds[experiment]}")
+            if len(seeds[experiment]) > max(limits[experiment], len(profile_seeds[experiment])):
+                raise self.fail(where + ("seeds",), f"{len(seeds[experiment])} seeds, more than the plan's max "
+                                                    f"seeds {limits[experiment]}")
+        return profile_seeds, seeds, limits
 
-    def _claim(self, entry: Any, where: tuple, profile_seeds: dict[str, list[int]],
+    def _claim(self, entry: Any, where: tuple, profile_seeds: dict[str, list[int]], seeds: dict[str, list[int]],
                limits: dict[str, int]) -> RecordedClaim:
         claim = self.get(entry, where, "claim", str)
         experiment = self.get(entry, where, "experiment", str)
-        plan = self.get(entry, where, "plan", dict)
-        alpha = self.get(plan, where + ("plan",), "alpha", float)
-        if not 0.0 < alpha < 1.0:
-            raise self.fail(where + ("plan", "alpha"), f"α lies in (0, 1), not {alpha}")
-        looks_at = where + ("plan", "looks")
-        planned = self.get(plan, where + ("plan",), "looks", list)
-        seeds, levels, spent = [], [], []
-        for j, look in enumerate(planned):
-            at = looks_at + (j,)
-            if self.get(look, at, "look", int) != j + 1:
-                raise self.fail(at + ("look",), f"expected look {j + 1}, found {look['look']}")
-            seeds.append(self.get(look, at, "seeds", int))
-            levels.append(float(self.get(look, at, "level", float)))
-            spent.append(float(self.get(look, at, "spent", float)))
-            if not 0.0 <= levels[-1] <= alpha:
-                raise self.fail(at + ("level",), f"a look's level lies in [0, α = {alpha}], not {levels[-1]}")
-            if not 0.0 <= spent[-1] <= alpha * (1 + 1e-9) or (j > 0 and spent[-1] < spent[-2]):
-                raise self.fail(at + ("spent",), f"the α spent rises to at most α = {alpha} over the looks, "
-                                                 f"not {spent[-1]} here")
-        if not planned:
-            raise self.fail(looks_at, "a plan has at least one look")
+        expected = None
         if experiment in limits:
-            expected = rule.planned_looks([limits[experiment] - len(profile_seeds[experiment])])
-            if len(planned) != expected:
-                raise self.fail(looks_at, f"{len(planned)} looks, but experiment {experiment!r}'s recorded "
-                                          f"{len(profile_seeds[experiment])} profile seeds and max seeds "
-                                          f"{limits[experiment]} plan {expected}")
+            expected = (rule.planned_looks([limits[experiment] - len(profile_seeds[experiment])]),
+                        f"experiment {experiment!r}'s recorded {len(profile_seeds[experiment])} profile seeds and "
+                        f"max seeds {limits[experiment]}")
+        looks = self._plan(entry, where, expected)
         look = self.get(entry, where, "looks", int)
-        if not 1 <= look <= len(planned):
-            raise self.fail(where + ("looks",), f"look {look} is outside the plan's {len(planned)} looks")
+        if not 1 <= look <= looks.planned:
+            raise self.fail(where + ("looks",), f"look {look} is outside the plan's {looks.planned} looks")
         stopped = self.get(entry, where, "stopped", str)
         if stopped not in STOPS:
             raise self.fail(where + ("stopped",), f"not a reason the looks end ({'; '.join(STOPS)}): {stopped!r}")
-        return RecordedClaim(claim, experiment, rule.Looks(alpha, tuple(seeds), tuple(levels), tuple(spent)), look,
-                             self.seeds(entry, where, "seeds"), stopped, self.get(entry, where, "status", str),
-                             self.get(entry, where, "reason", str), self.get(entry, where, "expectation", str),
-                             self.get(entry, where, "power", dict, optional=True),
-                             self.get(entry, where, "numbers", dict) if "numbers" in entry else {},
-                             self.get(self.get(entry, where, "fixed_n", dict), where + ("fixed_n",), "status", str))
+        fixed_n = self.get(entry, where, "fixed_n", dict)
+        recorded = RecordedClaim(
+            claim, experiment, looks, look, self.seeds(entry, where, "seeds"), stopped,
+            self.status(entry, where), self.get(entry, where, "reason", str),
+            self.get(entry, where, "expectation", str),
+            self.get(entry, where, "power", dict, optional=True),
+            self.get(entry, where, "numbers", dict) if "numbers" in entry else {},
+            self.status(fixed_n, where + ("fixed_n",)))
+        self.get(fixed_n, where + ("fixed_n",), "reason", str)
+        self._agrees(entry, where, recorded, seeds.get(experiment))
+        return recorded
+
+    def status(self, data: Any, where: tuple) -> str:
+        status = self.get(data, where, "status", str)
+        if status not in STATUSES:
+            raise self.fail(where + ("status",), f"not a verdict ({', '.join(STATUSES)}): {status!r}")
+        return status
+
+    def _plan(self, entry: Any, where: tuple, expected: tuple[int, str] | None) -> rule.Looks:
+        """The claim's planned looks, as many as `expected` says (a count and why), spending α by the rule."""
+        at = where + ("plan",)
+        plan = self.get(entry, where, "plan", dict)
+        alpha = self.get(plan, at, "alpha", float)
+        if not 0.0 < alpha < 1.0:
+            raise self.fail(at + ("alpha",), f"α lies in (0, 1), not {alpha}")
+        planned = self.get(plan, at, "looks", list)
+        if not planned:
+            raise self.fail(at + ("looks",), "a plan has at least one look")
+        if expected is not None and len(planned) != expected[0]:
+            raise self.fail(at + ("looks",), f"{len(planned)} looks, but {expected[1]} plan {expected[0]}")
+        seeds, levels, spent = [], [], []
+        for j, look in enumerate(planned):
+            there = at + ("looks", j)
+            if self.get(look, there, "look", int) != j + 1:
+                raise self.fail(there + ("look",), f"expected look {j + 1}, found {look['look']}")
+            seeds.append(self.get(look, there, "seeds", int))
+            levels.append(float(self.get(look, there, "level", float)))
+            spent.append(float(self.get(look, there, "spent", float)))
+            if "power" in planned[0]:
+                self.get(look, there, "power", float)
+        if "power" in planned[0]:
+            self.get(plan, at, "power_effect_sd", float)
+            self.get(plan, at, "boundary_alone_power", float)
+        if seeds[0] < 1 or seeds != list(range(seeds[0], seeds[0] + len(seeds))):
+            raise self.fail(at + ("looks",), f"the looks' seeds rise by one from at least 1, not {seeds}")
+        self._spends_by_the_rule(at, alpha, seeds, levels, spent)
+        return rule.Looks(alpha, tuple(seeds), tuple(levels), tuple(spent))
+
+    def _spends_by_the_rule(self, at: tuple, alpha: float, seeds: list[int], levels: list[float],
+                            spent: list[float]) -> None:
+        """Look 1 at the rule's share of α and the α spent by each look the rule's spending of α (both
+        closed forms: the calibrated levels are read as recorded, never simulated again); each look's
+        level at most α."""
+        ruled = boundary.spent_by_look(seeds[0], seeds[-1], alpha)
+        for j, (level, by, by_ruled) in enumerate(zip(levels, spent, ruled)):
+            if not math.isclose(by, by_ruled, rel_tol=1e-6):
+                raise self.fail(at + ("looks", j, "spent"), f"{by:.6g} is not the α the rule spends by look "
+                                                           f"{j + 1} at α = {alpha:g} ({by_ruled:.6g})")
+            if not 0.0 <= level <= alpha:
+                raise self.fail(at + ("looks", j, "level"), f"a look's level lies in [0, α = {alpha:g}], not {level}")
+        if not math.isclose(levels[0], boundary.profile_level(alpha), rel_tol=1e-9):
+            raise self.fail(at + ("looks", 0, "level"), f"{levels[0]} is not the rule's level of look 1 at "
+                                                        f"α = {alpha:g} ({boundary.profile_level(alpha)})")
+
+    def _agrees(self, entry: dict[str, Any], where: tuple, claim: RecordedClaim,
+                experiment_seeds: list[int] | None) -> None:
+        """What the entry says of its looks, seeds and verdict is what its own plan and the rule allow."""
+        looks, look = claim.looks, claim.look
+        for key, value in (("alpha", looks.alpha), ("alpha_at_look", looks.level_at(look)),
+                           ("alpha_spent", looks.spent_at(look)), ("planned_looks", looks.planned)):
+            found = self.get(entry, where, key, float)
+            if not math.isclose(found, value, rel_tol=1e-9):
+                raise self.fail(where + (key,), f"{found} is not the plan's {value} (look {look} of {looks.planned})")
+        fixed_alpha = self.get(entry["fixed_n"], where + ("fixed_n",), "alpha", float)
+        if not math.isclose(fixed_alpha, looks.level_at(1), rel_tol=1e-9):
+            raise self.fail(where + ("fixed_n", "alpha"), f"{fixed_alpha} is not the plan's look-1 level "
+                                                          f"{looks.level_at(1)}")
+        if experiment_seeds is not None or claim.seeds:
+            if len(set(claim.seeds)) != len(claim.seeds) or len(claim.seeds) != looks.seeds[look - 1]:
+                raise self.fail(where + ("seeds",), f"{len(claim.seeds)} seeds {claim.seeds}, but look {look} of "
+                                                    f"the plan is on {looks.seeds[look - 1]} distinct seeds")
+            if not set(claim.seeds) <= set(experiment_seeds or ()):
+                raise self.fail(where + ("seeds",), f"seeds {claim.seeds} are not all among experiment "
+                                                    f"{claim.experiment!r}'s recorded seeds {experiment_seeds or []}")
+        allowed = VERDICTS_BY_STOP.get(claim.stopped, (INCONCLUSIVE,))
+        if claim.status not in allowed:
+            raise self.fail(where + ("status",), f"{claim.status} where the looks ended as {claim.stopped!r}, "
+                                                 f"which leaves {' or '.join(allowed)}")
+        if claim.stopped == NOT_EXTENDED and claim.fixed_status not in (PASS, FAIL):
+            raise self.fail(where + ("stopped",), f"{claim.stopped!r}, but the fixed-n verdict is "
+                                                  f"{claim.fixed_status}, not PASS or FAIL")
+        if claim.stopped == AT_LIMIT and look != looks.planned:
+            raise self.fail(where + ("stopped",), f"{claim.stopped!r} at look {look} of {looks.planned}")
+        for series, numbers in claim.numbers.items():
+            n = numbers.get("n") if isinstance(numbers, dict) else None
+            if n is not None and not (_is(n, int) and 0 <= n <= len(claim.seeds)):
+                raise self.fail(where + ("numbers", series, "n"), f"{n!r} values, but the look is on "
+                                                                  f"{len(claim.seeds)} seeds")
 
 
 def _is(value: Any, kind) -> bool:

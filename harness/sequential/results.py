@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.sequential.recorded import Recorded, RecordedClaim, path_for, read_json
+from harness.sequential.recorded import Recorded, RecordedClaim, path_for, read_json, validated
 from harness.sequential.stops import INTERRUPTED, NOT_EXTENDED
 from harness.statistics import sequential_boundary as boundary
 from harness.statistics import sequential_rule as rule
@@ -145,11 +146,16 @@ def replace_atomically(path: Path, text: str) -> None:
         raise
 
 
-def load(store_dir: Path, profile: str) -> dict[str, Any] | None:
-    """The file's content (None where there is none); one that cannot be read or is not JSON is an
-    error naming it."""
+def load(store_dir: Path, profile: str, alphas: Mapping[str, float] | None = None) -> dict[str, Any] | None:
+    """The file's content (None where there is none), checked by the reader `--until-decided`
+    continues it with (`harness.sequential.recorded.validated`); one that cannot be read, is not
+    JSON or fails a check is an error naming it and the field."""
     path = path_for(store_dir, profile)
-    return read_json(path) if path.exists() else None
+    if not path.exists():
+        return None
+    data = read_json(path)
+    validated(path, data, profile, alphas)
+    return data
 
 
 def added_seeds(claim: dict[str, Any], data: dict[str, Any]) -> int:
