@@ -94,8 +94,10 @@ def varying_claims(outcome: Outcome) -> set[str]:
     return varying
 
 
-def select(settings: Settings, papers=(), pattern: str | None = None) -> tuple[Catalog, list[LoadedClaim]]:
-    catalog = load_project(settings)
+def select(settings: Settings, papers=(), pattern: str | None = None,
+           check_design: bool = False) -> tuple[Catalog, list[LoadedClaim]]:
+    """The project's catalog (with the design check: `load_project`) and the claims of `papers` matching `pattern`."""
+    catalog = load_project(settings, check_design)
     return catalog, catalog.select(papers, pattern)
 
 

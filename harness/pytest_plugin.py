@@ -80,12 +80,22 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                 items.extend(ClaimsFile.from_parent(session, path=file).collect())
 
 
+def _catalog(config: pytest.Config, root: Path):
+    """The catalog of the project at `root`, loaded once per session (not once per claims file)."""
+    state = config.stash[_STATE_KEY]
+    key = ("catalog", root)
+    if key not in state:
+        from harness.loading.catalog import load_catalog
+        catalog = load_catalog(root / "claims", root / "specs", root)
+        catalog.check_profiles(_profiles(config))
+        state[key] = catalog
+    return state[key]
+
+
 class ClaimsFile(pytest.File):
     def collect(self):
-        from harness.loading.catalog import load_catalog
         root = self.path.parent.parent
-        catalog = load_catalog(root / "claims", root / "specs", root)
-        catalog.check_profiles(_profiles(self.config))
+        catalog = _catalog(self.config, root)
         for profile in _profiles(self.config):
             _register_marker(self.config, profile, "profile")
         for loaded in catalog.claims:

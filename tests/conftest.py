@@ -18,11 +18,13 @@ def catalog():
     return load_catalog(REPO / "claims", REPO / "specs", REPO)
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def hermetic_store():
     """A test's store holds what the test ran: the project's committed records (`records/`) are read
-    only where a test names them, so a command a test starts reads none either (session-wide, so
-    that module fixtures building a command's environment see it too)."""
+    only where a test names them, so a command a test starts reads none either. Set per module of
+    tests/ (an autouse fixture is set up before the other fixtures of its scope, so module fixtures
+    building a command's environment see it too) and undone after it: the claim items and
+    benchmarks that run later in the session read the committed records."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FEDCLAIMS_RECORDS", "0")
         yield

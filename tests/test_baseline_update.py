@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli
+from harness import numerics as numerics_module
 from harness.regression import baseline, baseline_update
 from harness.regression.jsonedit import edited
 
@@ -56,7 +57,49 @@ def _hand_edited_copy(path: Path) -> tuple[dict, str]:
     return json.loads(text), text
 
 
+def _without_members(lines: list[str], keys: set[str], indent: str) -> list[str]:
+    """`lines` with the members `keys` of an indent=1 JSON object taken out, as if never added: where the
+    last member is taken out, the one before it loses the comma it gained."""
+    lines = list(lines)
+    for key in sorted(keys):
+        member = _span(lines, key, indent)
+        was_last = not lines[member.stop - 1].endswith(",")
+        del lines[member.start:member.stop]
+        if was_last:
+            lines[member.start - 1] = lines[member.start - 1].removesuffix(",")
+    return lines
+
+
 def test_update_of_a_selection_changes_only_the_selected_entries_lines(tmp_path: Path, capsys) -> None:
+    _update_changes_only_the_selected_entries_lines(tmp_path, capsys)
+
+
+def _unrecorded_fingerprints() -> dict[str, str]:
+    """Fingerprints no committed smoke baseline holds, at each place a new one can take among the recorded
+    (sorted) ones: first, right after the first, last."""
+    recorded = sorted(json.loads((REPO / "baselines" / "smoke.json").read_text(encoding="utf-8"))["numerics"])
+    places = {"first": "0" * 16, "after-the-first": f"{int(recorded[0], 16) + 1:016x}", "last": "f" * 16}
+    assert not set(places.values()) & set(recorded)
+    return places
+
+
+@pytest.mark.parametrize("place", ["first", "after-the-first", "last"])
+def test_update_on_a_machine_no_baseline_records_changes_only_the_selected_entries_lines(
+        tmp_path: Path, capsys, monkeypatch, place: str) -> None:
+    """This machine's numerics under a fingerprint the baseline does not hold: the update adds its
+    description beside the recorded ones, and nothing else moves."""
+    fingerprint = _unrecorded_fingerprints()[place]
+    described = numerics_module._numerics
+
+    def unrecorded(*args) -> dict:
+        return {**described(*args), "fingerprint": fingerprint}
+    monkeypatch.setattr(numerics_module, "_numerics", unrecorded)
+    after = _update_changes_only_the_selected_entries_lines(tmp_path, capsys)
+    assert fingerprint in after["numerics"]
+
+
+def _update_changes_only_the_selected_entries_lines(tmp_path: Path, capsys) -> dict:
+    """Update the selection in a hand-edited copy of the smoke baseline and check its text line by line."""
     path = tmp_path / "smoke.json"
     before, text = _hand_edited_copy(path)
     assert cli.main(["--root", str(REPO), "baseline", "update", "--claim", "hasfl.alloc.cap-at-*", "--baseline",
@@ -66,14 +109,14 @@ def test_update_of_a_selection_changes_only_the_selected_entries_lines(tmp_path:
     for claim in SELECTED:
         assert after["claims"][claim]["status"] == "PASS"  # the stale entries were re-recorded
 
-    old, new = text.splitlines(), after_text.splitlines()
+    # This machine's numerics, where the baseline did not hold them, are a member of their own: taken out
+    # before the line diff, which would otherwise match their lines with those of the recorded members.
+    added_numerics = set(after["numerics"]) - set(before["numerics"])
+    old, new = text.splitlines(), _without_members(after_text.splitlines(), added_numerics, "  ")
     removed, added = _changed_lines(old, new)
     assert removed and added
     allowed_old = {i for claim in SELECTED for i in _span(old, claim, "  ")}
     allowed_new = {i for claim in SELECTED for i in _span(new, claim, "  ")}
-    for fingerprint in set(after["numerics"]) - set(before["numerics"]):  # this machine's numerics, if new there
-        added_member = _span(new, fingerprint, "  ")
-        allowed_new |= set(range(added_member.start - 1, added_member.stop))  # the line before gains a comma
     assert removed <= allowed_old, [old[i] for i in sorted(removed - allowed_old)]
     assert added <= allowed_new, [new[i] for i in sorted(added - allowed_new)]
     assert {k: v for k, v in after.items() if k != "claims" and k != "numerics"} == \
@@ -81,6 +124,7 @@ def test_update_of_a_selection_changes_only_the_selected_entries_lines(tmp_path:
     assert all(after["numerics"][fp] == description for fp, description in before["numerics"].items())
     assert f'  "{HAND_MADE}":  {{' in after_text  # the hand-made line, byte for byte
     assert capsys.readouterr().err.count("wrote") == 1
+    return after
 
 
 # --- the text edit itself -----------------------------------------------------------------

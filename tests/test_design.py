@@ -19,8 +19,11 @@ from harness import cli
 from harness.design.readings import DEFAULT_TAU
 from harness.design.seed_counts import mean_range_seeds, pooled_range_seeds
 from harness.errors import SpecError
+from harness.loading import design as design_module
+from harness.loading import design_check
 from harness.loading.catalog import load_catalog
 from harness.loading.design import design_of, designs, short_of_seeds
+from harness.loading.design_check import CACHE_FOLDER, check_design, design_key
 from harness.loading.planning_spread import baseline_spreads
 from harness.schema.expectations.between import Between
 from harness.schema.expectations.bounds import Above
@@ -138,9 +141,9 @@ def catalog(accepted: Path):
 
 # --- validation ------------------------------------------------------------------------
 
-def test_the_per_run_table4_encoding_is_refused_at_its_file_line_and_field(refused: Path) -> None:
+def test_the_per_run_table4_encoding_is_refused_at_its_file_line_and_field(refused: Path, tmp_path: Path) -> None:
     with pytest.raises(SpecError) as raised:
-        load_catalog(refused / "claims", refused / "specs", refused)
+        check_design(load_catalog(refused / "claims", refused / "specs", refused), tmp_path)
     problems = {p.field: p for p in raised.value.problems if Path(p.file).name == "zz_design.yaml"}
     assert set(problems) == {"claims[0].expect.paper", "claims[1].expect.smoke"}, raised.value.problems
     per_run = problems["claims[0].expect.paper"]
@@ -152,10 +155,57 @@ def test_the_per_run_table4_encoding_is_refused_at_its_file_line_and_field(refus
     assert point.line == 18 and "a t-interval is never a single point" in point.message
 
 
-def test_fedclaims_validate_fails_naming_file_line_and_field(refused: Path, capsys) -> None:
-    assert cli.main(["--root", str(refused), "validate"]) == 2
+@pytest.mark.parametrize("command", [["validate"], ["design"], ["plan", "--profile", "smoke"]])
+def test_the_commands_that_check_the_design_fail_naming_file_line_and_field(refused: Path, command: list[str],
+                                                                             capsys) -> None:
+    assert cli.main(["--root", str(refused), *command]) == 2
     err = capsys.readouterr().err
     assert "claims/zz_design.yaml:11: claims[0].expect.paper: PASS unreachable" in err
+
+
+def test_loading_a_catalog_integrates_nothing(refused: Path, monkeypatch) -> None:
+    """The design check is the commands' that tell of undecidable claims, not every catalog load's."""
+    def no_design(*args, **kwargs):
+        raise AssertionError("load_catalog ran the design check")
+    monkeypatch.setattr(design_module, "design_of", no_design)
+    catalog = load_catalog(refused / "claims", refused / "specs", refused)
+    assert "test.design.per-run-table4" in {c.id for c in catalog.claims}
+
+
+def _problems(catalog, cache: Path) -> list[str]:
+    with pytest.raises(SpecError) as raised:
+        check_design(catalog, cache)
+    return [str(problem) for problem in raised.value.problems]
+
+
+def test_the_design_check_is_remembered_by_the_files_and_the_code(refused: Path, tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    catalog = load_catalog(refused / "claims", refused / "specs", refused)
+    checked = _problems(catalog, tmp_path)
+    assert len(checked) == 2 and "claims/zz_design.yaml:11: claims[0].expect.paper" in checked[0]
+    [remembered] = (tmp_path / CACHE_FOLDER).glob("*.json")
+    assert remembered.stem == design_key(catalog)
+    assert [entry["line"] for entry in json.loads(remembered.read_text(encoding="utf-8"))["problems"]] == [11, 18]
+
+    monkeypatch.setattr(design_check, "design_problems", lambda catalog: [])  # read back, not checked again
+    assert _problems(catalog, tmp_path) == checked
+    remembered.write_text("{not json", encoding="utf-8")  # a damaged cache file is checked again
+    assert design_check.cached_design_problems(catalog, tmp_path) == []
+    monkeypatch.undo()
+
+    moved = tmp_path / "moved"
+    shutil.copytree(refused, moved)
+    claims = moved / "claims" / "zz_design.yaml"
+    claims.write_text("# one line more\n" + claims.read_text(encoding="utf-8"), encoding="utf-8")
+    shifted = load_catalog(moved / "claims", moved / "specs", moved)
+    assert design_key(shifted) != design_key(catalog)
+    assert "claims/zz_design.yaml:12: claims[0].expect.paper" in _problems(shifted, tmp_path)[0]
+
+    real = design_check.code_fingerprint
+    monkeypatch.setattr(design_check, "code_fingerprint",
+                        lambda module: {**real(module), "harness.loading.design": "edited"})
+    assert design_key(catalog) != remembered.stem
+    assert "harness.kinds.federated" in design_check._extension_modules(catalog)  # the kinds' code is keyed too
 
 
 def test_the_pooled_encoding_is_accepted_with_the_seeds_it_needs(catalog) -> None:

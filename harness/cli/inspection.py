@@ -16,7 +16,7 @@ def cmd_validate(args) -> int:
     from harness.loading.design import designs, short_of_seeds
     from harness.loading.planning_spread import baseline_spreads
     settings = settings_of(args)
-    catalog, claims = select(settings)
+    catalog, claims = select(settings, check_design=True)
     print(f"ok: {len(catalog.specs)} experiment specs and {len(claims)} claims of "
           f"{len(catalog.papers)} papers are valid")
     short = short_of_seeds(designs(catalog, baseline_spreads(settings.root / "baselines", catalog)))
@@ -33,7 +33,7 @@ def cmd_design(args) -> int:
     from harness.loading.design import designs
     from harness.loading.planning_spread import baseline_spreads
     settings = settings_of(args)
-    catalog, claims = select(settings, args.paper, args.claim)
+    catalog, claims = select(settings, args.paper, args.claim, check_design=True)
     catalog.check_profiles(args.profile)
     wanted = {c.id for c in claims}
     for design in designs(catalog, baseline_spreads(settings.root / "baselines", catalog)):

@@ -26,7 +26,7 @@ def cmd_plan(args) -> int:
     from harness.running.planning import datasets_needed, plan, variants_needed
     from harness.running.run_costs import MeasuredCosts, duration, total_text
     settings = settings_of(args)
-    catalog, claims = select(settings, args.paper, args.claim)
+    catalog, claims = select(settings, args.paper, args.claim, check_design=True)
     profiles, variants_for = args.profile or [DEFAULT_PROFILE], variants_needed
     if args.study:
         chosen = catalog.study(args.study).select(point_values(args.point))

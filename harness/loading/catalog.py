@@ -19,9 +19,9 @@ from harness.errors import Problem, SpecError, closest, did_you_mean
 from harness.extensions import ExtensionPoint, UnknownExtension
 from harness.kinds import kind as experiment_kind
 from harness.kinds.base import ExperimentKind
+from harness.loading import design_check
 from harness.loading.claim_checks import check_claim, check_families
 from harness.loading.configs import deep_merge, resolved_config, settings_at  # noqa: F401 (deep_merge: part of this module's API)
-from harness.loading.design import design_problems
 from harness.loading.patterns import claim_matcher
 from harness.loading.spec_checks import check_spec
 from harness.loading.studies import PAPER_PROFILE, LoadedStudy, generated_profiles, load_studies
@@ -251,8 +251,8 @@ def _broken_spec_problem(doc: Document, experiment: str, indices: list[int]) -> 
 
 
 def load_catalog(claims_dir: Path, specs_dir: Path, root: Path | None = None, include: Iterable[Path] = ()) -> Catalog:
-    """Load everything; raise SpecError listing every problem found. A catalog whose files are valid is
-    then checked for expectations no number of seeds can decide (`harness.loading.design`).
+    """Load everything; raise SpecError listing every problem found. Whether each expectation is decidable
+    by design is not checked here (it integrates numerically): `harness.loading.design_check` does.
 
     `include`: folders of further papers (each holding claims/ and specs/), such as those installed
     packages register (`installed_papers`)."""
@@ -265,11 +265,7 @@ def load_catalog(claims_dir: Path, specs_dir: Path, root: Path | None = None, in
     studies = load_studies(specs, claims, set().union(*map(_declared_claim_ids, claims_dirs)), problems)
     if problems:
         raise SpecError(problems)
-    catalog = Catalog(specs, claims, papers, studies)
-    problems = design_problems(catalog)
-    if problems:
-        raise SpecError(problems)
-    return catalog
+    return Catalog(specs, claims, papers, studies)
 
 
 PAPERS: ExtensionPoint[ModuleType] = ExtensionPoint(
@@ -288,9 +284,14 @@ def installed_papers() -> list[Path]:
     return folders
 
 
-def load_project(settings) -> Catalog:
-    """The project's claims and specs with those of every installed paper."""
-    return load_catalog(settings.claims_dir, settings.specs_dir, settings.root, installed_papers())
+def load_project(settings, check_design: bool = False) -> Catalog:
+    """The project's claims and specs with those of every installed paper; with `check_design`, also refused
+    (SpecError) where an expectation is decidable at no number of seeds (`harness.loading.design_check`,
+    remembered in the settings' cache folder)."""
+    catalog = load_catalog(settings.claims_dir, settings.specs_dir, settings.root, installed_papers())
+    if check_design:
+        design_check.check_design(catalog, settings.cache_dir)
+    return catalog
 
 
 def _declared_experiment_ids(specs_dir: Path) -> set[str]:
