@@ -92,3 +92,80 @@ def test_the_architecture_document_lists_the_declared_layers_in_order() -> None:
     documented = [(cells[0], tuple(re.findall(r"`([\w.]+)`", cells[1])))
                   for cells in ([c.strip() for c in row.strip("|").split("|")] for row in rows)]
     assert documented == [(name, prefixes) for name, prefixes in LAYERS]
+
+
+def _resolved(target: str, modules: set[str]) -> str | None:
+    """The project module an import names (`from a.b import c` names a.b.c where that is a module, else a.b)."""
+    while target and target not in modules:
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """Module -> the project modules it imports, every import statement counted (TYPE_CHECKING and
+    function-level ones too), `from a import b` resolved to the module a.b where there is one."""
+    modules = set(sources)
+    graph: dict[str, set[str]] = {module: set() for module in modules}
+    for module, (source, is_package) in sources.items():
+        for node in ast.walk(ast.parse(source)):
+            names = [f"{base}.{alias.name}" for base in _imported(node, module, is_package)
+                     for alias in getattr(node, "names", [])] if isinstance(node, ast.ImportFrom) else []
+            for target in [*_imported(node, module, is_package), *names]:
+                found = _resolved(target, modules)
+                if found is not None and found != module and not module.startswith(f"{found}."):
+                    graph[module].add(found)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph[child]))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+def test_no_import_cycle_inside_a_layer_type_checking_included() -> None:
+    sources = {_module_name(path): (path.read_text(encoding="utf-8"), path.name == "__init__.py")
+               for path in _project_files()}
+    assert cycles(import_graph(sources)) == []
+
+
+def test_the_cycle_check_sees_a_cycle_through_type_checking() -> None:
+    sources = {"harness.report.a": ("from harness.report.b import x\n", False),
+               "harness.report.b": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                    "    from harness.report import a\n", False)}
+    assert cycles(import_graph(sources)) == [["harness.report.a", "harness.report.b"]]

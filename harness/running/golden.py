@@ -26,6 +26,7 @@ from typing import Any
 
 from rich.console import Console
 
+from harness.datasets.registry import UNAVAILABLE
 from harness.loading.catalog import Catalog
 from harness.numerics import fingerprint, numerics
 from harness.provenance import code_hash
@@ -76,7 +77,7 @@ class Outcome:
     run: str
     request: RunRequest
     state: str
-    """'unchanged', 'same numbers', 'rekeyed', 'moved' or 'not run'."""
+    """'unchanged', 'same numbers', 'rekeyed', 'moved', 'not run' or 'no data' (its data set is not here)."""
     details: list[str] = field(default_factory=list)
 
     @property
@@ -88,7 +89,8 @@ class Outcome:
                 "rekeyed": "key changed (a version bumped, or its config or data): numbers are meant to change; "
                            "re-record the golden set with `fedclaims golden record`",
                 "moved": "code changed and a number moved: bump the version or revert",
-                "not run": "could not be re-run"}[self.state]
+                "not run": "could not be re-run",
+                "no data": "not checked: its data set is not on this machine"}[self.state]
         return "\n".join([f"{self.run}: {head}", *(f"  {line}" for line in self.details[:8])])
 
 
@@ -125,7 +127,9 @@ def check(catalog: Catalog, settings: Settings, store: ResultStore, console: Con
         entry = golden["runs"].get(run)
         if entry is None:
             continue
-        if code_hash(request.code) in vouched and request.key == entry["key"]:
+        if UNAVAILABLE in request.datasets.values():
+            outcomes.append(Outcome(run, request, "no data"))
+        elif code_hash(request.code) in vouched and request.key == entry["key"]:
             outcomes.append(Outcome(run, request, "unchanged"))
         elif request.key != entry["key"]:
             outcomes.append(Outcome(run, request, "rekeyed", [f"recorded key {entry['key'][:16]}, "
