@@ -170,7 +170,7 @@ def cmd_golden(args) -> int:
     from harness.running import golden
     from harness.running.bundle import store_for
     settings = settings_of(args)
-    catalog, _ = select(settings, None, None)
+    catalog, _ = select(settings)
     store = store_for(settings)
     if args.action == "record":
         outcomes = golden.record(catalog, settings, store, stderr)
@@ -184,12 +184,27 @@ def cmd_golden(args) -> int:
     return 1 if failed else 0
 
 
+def _verify_records(settings: Settings) -> int:
+    """Every committed record and sequential plan checked against REPORT.json; exit 2 on any problem."""
+    from harness.sequential.committed import verify_committed
+    from harness.verdicts.archive import load_archive
+    catalog, _ = select(settings)
+    report = settings.root / "REPORT.json"
+    check = verify_committed(catalog, settings, load_archive(report) if report.is_file() else None)
+    for problem in check.problems:
+        stdout.print(problem, soft_wrap=True, markup=False, highlight=False)
+    stdout.print(check.text(), soft_wrap=True, markup=False, highlight=False)
+    return 2 if check.problems else 0
+
+
 def cmd_records(args) -> int:
     """Add the store's records of a selection's runs to the project's committed records, or import another
     bundle's; nothing bundled is ever replaced (`harness.running.bundle`)."""
     from harness.running.bundle import RecordBundle
     settings = settings_of(args)
     bundle = RecordBundle(settings.records_dir)
+    if args.action == "verify":
+        return _verify_records(settings)
     if args.action == "migrate":
         from harness.running.golden import vouched_code
         from harness.running.migration import migrate_bundle
@@ -328,8 +343,9 @@ def add_commands(sub) -> None:
                                              "selection's runs, or import another bundle; a bundled record is never "
                                              "replaced, a conflict is reported (harness.running.bundle); migrate: "
                                              "carry its records of format 2 to their new keys, as `store migrate` "
-                                             "does (exit 1 if any is refused)")
-    records.add_argument("action", choices=("add", "import", "migrate"))
+                                             "does (exit 1 if any is refused); verify: check every committed record "
+                                             "and sequential plan, as git fsck does (exit 2 on any problem)")
+    records.add_argument("action", choices=("add", "import", "migrate", "verify"))
     records.add_argument("source", nargs="?", help="import: the folder of the bundle to import")
     add_selection(records)
     add_execution(records)
