@@ -134,6 +134,10 @@ def test_a_run_s_bias_corrected_z_is_centred_on_the_truth(rho: float) -> None:
     corrected = float(np.mean([_correlation(r).bias_corrected_z for r in rs])) - math.atanh(rho)
     assert raw == pytest.approx(rho / 38, abs=0.004) and abs(corrected) < 0.004, (raw, corrected)
     assert correlation_estimates.bias_corrected_z(0.0, 19) == 0.0
+    partial = correlation_estimates.Correlation(0.5, 0.0, math.nan, math.nan, CLIENTS, controls=1)
+    assert partial.bias_corrected_z == correlation_estimates.bias_corrected_z(0.5, CLIENTS - 2) < partial.z
+    spearman = correlation_estimates.Correlation(0.5, 0.0, math.nan, math.nan, CLIENTS, method="spearman")
+    assert spearman.bias_corrected_z == spearman.z  # its z's bias is not Pearson's: pooled as it is
     with pytest.raises(ValueError, match="at least 2 pairs"):
         correlation_estimates.bias_corrected_z(0.5, 0)
 
