@@ -91,13 +91,13 @@ def test_a_family_of_claims_is_corrected_together_by_holm() -> None:
 # --- 2. heterogeneous seeds ------------------------------------------------------------------------
 
 def test_seeds_that_disagree_widen_the_pooled_interval() -> None:
-    """r = −0.60, −0.90, −0.65, −0.88, −0.70 on 60 clients each: Q = 29.6; a fixed-effect pool gave a
-    PASS for [−0.84, −0.72]; the random-effects interval straddles it."""
+    """r = −0.60, −0.90, −0.65, −0.88, −0.70 on 60 clients each: Q = 29.4 on their bias-corrected z (29.6 on
+    atanh(r)); a fixed-effect pool gave a PASS for [−0.84, −0.72]; the random-effects interval straddles it."""
     per_seed = [correlation_estimates.Correlation(r, 0.0, math.nan, math.nan, 60)
                 for r in (-0.60, -0.90, -0.65, -0.88, -0.70)]
     decision = evaluate(Between(between=(-0.84, -0.72)), CORRELATION, correlations(*per_seed))
     assert decision.status == INCONCLUSIVE
-    assert "Cochran's Q = 29.6" in decision.reason and "I² = 86%" in decision.reason
+    assert "Cochran's Q = 29.4" in decision.reason and "I² = 86%" in decision.reason
     pooled = correlation_estimates.pooled_correlation(per_seed)
     low, high = pooled.interval(0.95)
     assert low < -0.875 and high > -0.617  # at least as wide as DerSimonian-Laird's [−0.875, −0.617]

@@ -360,8 +360,13 @@ def test_correlation_mean_pools_fisher_z_over_seeds() -> None:
     per_seed = [_correlated(-0.5, 20, seed) for seed in range(6)]
     observed = _correlation_observed(*per_seed)
     pooled = observed.series[0].pooled
-    # Random effects: DerSimonian-Laird tau², Hartung-Knapp interval on k - 1 = 5 df.
-    zs = np.array([math.atanh(c.r) for c in per_seed])
+    # Random effects on each seed's z with its bias removed (ζ with ζ + bias(tanh ζ) = atanh r, the bias about
+    # ρ/(2 · 19) over 20 clients): DerSimonian-Laird tau², Hartung-Knapp interval on k - 1 = 5 df.
+    zs = np.array([c.bias_corrected_z for c in per_seed])
+    for c, corrected in zip(per_seed, zs):
+        bias = correlation_estimates.fisher_z_bias(math.tanh(corrected), 19)
+        assert corrected + bias == pytest.approx(math.atanh(c.r), abs=1e-12)
+        assert bias == pytest.approx(math.tanh(corrected) / 38, rel=0.1)
     q = float(np.sum(17 * (zs - zs.mean()) ** 2))
     tau_squared = max(0.0, (q - 5) / (6 * 17 - 6 * 17 ** 2 / (6 * 17)))
     weights = 1 / (1 / 17 + tau_squared)

@@ -76,6 +76,11 @@ class Claim(StrictModel):
         expectation = self.expect.get(profile)
         return 0.05 if expectation is None or expectation.skips else float(getattr(expectation, "alpha", 0.05))
 
+    def fails_on_two_sides_at(self, profile: str) -> bool:
+        """Whether its test at `profile` FAILs on either side of a range (its sequential levels count both)."""
+        expectation = self.expect.get(profile)
+        return expectation is not None and not expectation.skips and expectation.fails_on_two_sides
+
     def level_at(self, profile: str) -> float:
         """The level its verdict on `profile`'s seeds tests at: its plan's first look, a share of α."""
         return profile_level(self.alpha_at(profile))

@@ -136,7 +136,8 @@ class _Session:
         own = loaded.claim.experiment
         first = len(profile_seeds.get(own, ())) or 1
         added = [limits[own] - len(profile_seeds[own])] if own in profile_seeds else []
-        looks = Looks.plan(alpha, first, planned_looks(added))
+        two_sided = loaded.claim.fails_on_two_sides_at(self.profile)
+        looks = Looks.plan(alpha, first, planned_looks(added), two_sided)
         return Track(loaded, own, experiments, looks, fixed)
 
     def _recorded_track(self, loaded: LoadedClaim, experiments: tuple[str, ...], fixed: Verdict,

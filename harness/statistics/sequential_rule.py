@@ -40,7 +40,11 @@ TEXT = ("Seeds added until decided (`fedclaims verify --profile P --until-decide
         "O'Brien-Fleming boundary over all the looks would reach 0.39 but give the profile's own verdict 0.0056 "
         "(power 0.04), and a test at α on the profile's seeds followed by a second α over the added seeds "
         "(the earlier rule) was falsely decided 0.074 of the time. The levels are calibrated for t-tests of a "
-        "mean or of paired differences (a range or an equivalence: per side); a sign count over the seeds "
+        "mean or of paired differences; a range or an equivalence, whose FAIL region has two sides, looks at "
+        "the lower of each look's one-sided level and that of two-sided t-tests calibrated alike (α_j = 0.035, "
+        "0, 0, 0.00489, 0.00977, 0.0177 over 5 → 10 seeds): calibrated per side alone, a range a twentieth of a "
+        "standard error wide with the truth on an edge was falsely FAILed 0.053 of the time at α = 0.05 (3 → 6, "
+        "4 → 8 and 5 → 10 seeds), the far side's crossings adding to the near side's; a sign count over the seeds "
         "PASSes only with every seed on its side, an event each later look narrows, so it stays within α; "
         "Fisher-z tests of correlations and Holm families take α_j as their α, uncalibrated. A claim's sequential "
         "verdict is that of its first decided look. Seeds go only to the claims the profile left INCONCLUSIVE, "
@@ -74,13 +78,14 @@ class Looks:
                              f"{len(self.levels)} levels, {len(self.spent)} α spent")
 
     @classmethod
-    def plan(cls, alpha: float, first_seeds: int, planned: int) -> Looks:
-        """`planned` looks on first_seeds, first_seeds + 1, … seeds, at the boundary's levels."""
+    def plan(cls, alpha: float, first_seeds: int, planned: int, two_sided: bool = False) -> Looks:
+        """`planned` looks on first_seeds, first_seeds + 1, … seeds, at the boundary's levels; `two_sided`
+        for a test that FAILs on either side of a range (its levels calibrated for both sides too)."""
         if planned < 1:
             raise ValueError(f"a sequential test plans at least one look, not {planned}")
         first = max(1, first_seeds)
         last = first + planned - 1
-        return cls(alpha, tuple(range(first, last + 1)), nominal_levels(first, last, alpha),
+        return cls(alpha, tuple(range(first, last + 1)), nominal_levels(first, last, alpha, two_sided),
                    spent_by_look(first, last, alpha))
 
     @property

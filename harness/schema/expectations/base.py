@@ -64,6 +64,14 @@ class ExpectationBase(StrictModel):
         return None
 
     @property
+    def fails_on_two_sides(self) -> bool:
+        """It admits a range (`between`, `approx`, `equals`, `equivalent_within`): a value beyond either end
+        contradicts it, so its sequential looks are calibrated for a two-sided FAIL region too
+        (`sequential_boundary.nominal_levels`)."""
+        admitted = self.admitted()
+        return admitted is not None and not admitted.one_sided
+
+    @property
     def exact_equality_of_the_mean(self) -> bool:
         """An `equals` without a tolerance, tested on the mean over seeds."""
         return False
