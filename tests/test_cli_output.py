@@ -29,9 +29,17 @@ def test_verify_into_a_file_keeps_the_verdict_table(tmp_path: Path) -> None:
     done = _fedclaims("verify", "--claim", CAPS, store=tmp_path / "store")
     assert done.returncode == 0, done.stderr
     assert "fedclaims verdicts" in done.stdout and "PASS 3" in done.stdout
-    assert "hasfl.alloc.cap-at-0.4-for" in done.stdout
     assert "3 runs: 0 reused, 3 run" in done.stderr  # what ran on the way is a diagnostic
     assert "fedclaims verdicts" not in done.stderr and "3 runs:" not in done.stdout
+    # a log holds one unbroken, tab-separated line a verdict: the full claim id, its profile, the verdict
+    rows = [line.split("\t") for line in done.stdout.splitlines() if line.startswith("hasfl.")]
+    assert len(rows) == 3 and all(len(row) == 4 and row[1:3] == ["smoke", "PASS"] for row in rows)
+    assert {row[0] for row in rows} == {"hasfl.alloc.cap-at-2.4-for-tier-1.0", "hasfl.alloc.cap-at-1.4-for-tier-0.75",
+                                      "hasfl.alloc.cap-at-0.4-for-tier-0.5"}
+    assert done.stdout.splitlines()[1] == "# claim\tprofile\tverdict\treason"
+    # and no progress bar on a stderr that is not a terminal, but a line per finished run
+    assert "running 3 runs" not in done.stderr and "━" not in done.stderr
+    assert len([line for line in done.stderr.splitlines() if " runs finished (" in line]) == 3
 
 
 def test_results_of_power_and_baseline_check_are_on_stdout(tmp_path: Path, capsys) -> None:
