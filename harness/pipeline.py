@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 
+from harness.kinds import held
 from harness.loading.catalog import Catalog, LoadedClaim, load_project
 from harness.loading.studies import generated_profiles
 from harness.running.bundle import store_for
@@ -58,7 +59,7 @@ def execution_notes(catalog: Catalog, requests: list[RunRequest]) -> list[str]:
             continue
         read.add((request.experiment, request.variant, request.profile))
         kind = catalog.specs[request.experiment].kind
-        for note in kind.config_notes(kind.config_model.model_validate(request.config)):
+        for note in held.config_notes(kind, kind.config_model.model_validate(request.config)):
             notes[f"{request.experiment}: {note}"] = None
     return list(notes)
 
