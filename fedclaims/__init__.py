@@ -28,6 +28,7 @@ from harness.runners.federated import (
 )
 from harness.runners.federated import Config as FederatedTrainingConfig
 from harness.runners.model_config import build_model_family
+from harness.schema.base import StrictModel
 from methods.extraction import kept_units
 from methods.federated import (
     ClientData,
@@ -53,7 +54,8 @@ __all__ = ["FEDERATED_TRAINING", "AllocationPolicy", "BuiltFederation", "Choice"
            "ExperimentKind", "ExtensionMetric", "FederatedDataset", "FederatedTrainingConfig", "Federation",
            "FederationConfig", "FederationResult", "KindExample", "Learning", "LocalObjective", "LocalResult",
            "LocalSettings", "Metric", "NoSettings", "NotApplicable", "ObjectiveContext", "Plot", "PolicyContext",
-           "RoundContext", "RoundHook", "RoundRecord", "RunContext", "Settings", "SliceableFamily", "SubmodelView",
+           "RoundContext", "RoundHook", "RoundRecord", "RunContext", "Settings", "SliceableFamily", "StrictModel",
+           "SubmodelView",
            "TrainedFederation", "build_federation", "build_model_family", "default_init_", "derive_seed",
            "draw_capacity_caps", "draw_caps", "equal_share_caps", "evaluate", "evaluations", "kept_units",
            "load_params", "numpy_rng", "run_federation", "setup_seed", "torch_generator", "train_federation",
