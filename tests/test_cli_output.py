@@ -74,6 +74,11 @@ def test_plan_costs_each_run_from_the_stored_runs_and_totals_what_it_covers(tmp_
     assert len(rule) == 3 and all(line.endswith(": the experiment's stored runs (estimate)") and " ~" in line
                                   for line in rule)
     assert example and all(line.endswith(f": {NO_MEASUREMENT}") and "  ?  " in line for line in example)
+    # the experiment with no stored run is told how to get a cost, once; the one costed is not
+    (hint,) = [line for line in lines if line.startswith("no cost for ")]
+    assert hint.startswith("no cost for hasfl-allocation-example at smoke: no run of it is stored there")
+    assert "`fedclaims trial --profile smoke --experiment hasfl-allocation-example`" in hint
+    assert "`fedclaims verify --profile smoke --claim hasfl.alloc." in hint
     assert lines[-2] == f"{1 + len(to_run)} runs: 1 stored, {len(to_run)} to run"
     assert lines[-1].startswith("cost: about ") and (
         f"of compute for 3 of the {len(to_run)} runs to run; {len(example)} have no measurement; one worker runs "
@@ -114,3 +119,59 @@ def test_the_total_says_what_it_covers_and_what_workers_make_of_it(costs, worker
 
 def test_durations_read_in_their_unit() -> None:
     assert [duration(s) for s in (0.42, 45, 720, 12_240)] == ["0.4 s", "45 s", "12 min", "3.4 h"]
+
+
+# --- validate: a spec that trains models and names no reference ------------------------------
+
+UNREFERENCED_SPEC = """\
+experiment: unreferenced
+paper: test
+title: a federation trained with no reference accuracy
+kind: federated_training
+config:
+  data: {name: cifar10, partition: {scheme: iid}}
+  model: {arch: conv, hidden: [4], in_channels: 3, num_classes: 10, image_size: 32}
+  federation: {num_clients: 2, clients_per_round: 2, rounds: 1}
+variants:
+  a: {label: A}
+profiles:
+  smoke: {seeds: [0, 1, 2, 3, 4, 5]}
+"""
+
+UNREFERENCED_CLAIMS = """\
+paper: test
+title: claims on an experiment with no reference
+reference: "a test"
+claims:
+  - id: test.learns
+    statement: "The federation ends above chance."
+    source: "§1"
+    experiment: unreferenced
+    observe: {metric: end_accuracy, of: a}
+    expect:
+      smoke: {above: 10.0}
+  - id: test.covers
+    statement: "Every coordinate is trained by some client."
+    source: "§1"
+    experiment: unreferenced
+    observe: {metric: never_covered_fraction, of: a}
+    expect:
+      smoke: {below: 0.5}
+"""
+
+
+def test_validate_warns_of_a_training_spec_without_a_reference_and_what_the_report_loses(tmp_path, capsys) -> None:
+    for relative, text in (("specs/unreferenced.yaml", UNREFERENCED_SPEC), ("claims/test.yaml", UNREFERENCED_CLAIMS)):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text)
+    assert cli.main(["--root", str(tmp_path), "validate"]) == 0
+    (warning,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning:")]
+    assert warning.startswith("warning: specs/unreferenced.yaml: experiment 'unreferenced' trains models but "
+                              "declares no `reference:`")
+    # the accuracy claim loses its level; the coverage claim (independent of learning) has none to lose
+    assert "its 1 accuracy-dependent claim (test.learns) gets no learning level" in warning
+
+
+def test_validate_says_nothing_of_the_projects_referenced_specs(capsys) -> None:
+    assert cli.main(["--root", str(REPO), "validate"]) == 0
+    assert not [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning:")]

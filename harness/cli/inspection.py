@@ -25,7 +25,22 @@ def cmd_validate(args) -> int:
               "them):")
         for design in short:
             print(f"  {design.text()}")
+    _warn_without_reference(catalog)
     return 0
+
+
+def _warn_without_reference(catalog) -> None:
+    """A spec whose kind trains models and which names no `reference:`: what its report loses."""
+    from harness.verdicts.levels import without_reference
+    for target, claims in without_reference(catalog):
+        plural = len(claims) != 1
+        lost = (f"its {len(claims)} accuracy-dependent claim{'s' if plural else ''} "
+                f"({', '.join(claims[:3])}{', ...' if len(claims) > 3 else ''}) get{'' if plural else 's'}" if claims
+                else "any accuracy-dependent claim on it gets")
+        print(f"warning: {target.doc.file}: experiment {target.spec.experiment!r} trains models but declares no "
+              f"`reference:` (the paper's main method of the experiment: variant, accuracy in %, source); {lost} no "
+              "learning level in the report, neither learned nor weak evidence, and a FAIL cannot be told from "
+              "the scale's limit")
 
 
 def cmd_design(args) -> int:
