@@ -35,6 +35,7 @@ import io
 import os
 import warnings
 from pathlib import Path
+from typing import IO, cast
 
 import pytest
 
@@ -207,7 +208,7 @@ def _session_console(config: pytest.Config):
     """What the session's runs say on the way (a line per finished run): pytest's terminal, not a terminal to
     rich, so no progress bar."""
     from rich.console import Console
-    return Console(file=_TerminalLines(config), highlight=False, color_system=None)
+    return Console(file=cast(IO[str], _TerminalLines(config)), highlight=False, color_system=None)
 
 
 def _baseline_check(item: ClaimItem, baseline: dict) -> baseline_io.Check:
