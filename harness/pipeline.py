@@ -226,7 +226,7 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
     if outcome.notes:
         console = console or Console(stderr=True)
         for note in outcome.notes:
-            console.print(f"note: {note}", highlight=False)
+            console.print(f"note: {note}", highlight=False, soft_wrap=not console.is_terminal)
     if run:
         every_request = {r.key: r for r in requests}
         outcome.execution = execute(requests, store, settings, console)

@@ -13,15 +13,16 @@ from harness.cli.common import (
     stderr,
     stdout,
 )
-from harness.pipeline import DEFAULT_PROFILE, select, verify
+from harness.pipeline import DEFAULT_PROFILE, execution_notes, select, verify
 from harness.running.bundle import store_for
 from harness.running.store import ResultStore
 from harness.settings import Settings
 
 
 def cmd_plan(args) -> int:
-    """A dry listing with each run's estimated cost (`harness.running.run_costs`): nothing is downloaded;
-    data sets not here yet are named."""
+    """A dry listing with each run's estimated cost (`harness.running.run_costs`), how to get one where an
+    experiment has no stored run, and how runs execute other than their configs read (`execution_notes`):
+    nothing is downloaded; data sets not here yet are named."""
     from harness.running.fetching import survey_data
     from harness.running.planning import datasets_needed, plan, variants_needed
     from harness.running.run_costs import MeasuredCosts, duration, total_text
@@ -54,6 +55,8 @@ def cmd_plan(args) -> int:
         print(f"data set {name}: {problem}")
     for experiment, profile in unmeasured:
         print(_how_to_cost(experiment, profile, [c.id for c in claims if c.claim.experiment == experiment]))
+    for note in execution_notes(catalog, requests):
+        print(f"note: {note}")
     for event in store.events:
         stderr.print(f"[yellow]store:[/yellow] {event}")
     print(f"{len(requests)} runs: {len(requests) - len(to_run)} stored, {len(to_run)} to run"
