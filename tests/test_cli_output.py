@@ -42,6 +42,15 @@ def test_verify_into_a_file_keeps_the_verdict_table(tmp_path: Path) -> None:
     assert len([line for line in done.stderr.splitlines() if " runs finished (" in line]) == 3
 
 
+def test_the_commands_consoles_wrap_no_line_off_a_terminal() -> None:
+    """Every line a command prints through its consoles (notes, trends, 'also shown') stays one line in a log."""
+    line = " ".join(f"word-{i}" for i in range(60))
+    done = subprocess.run([sys.executable, "-c", "from harness.cli.common import stderr, stdout\n"
+                           f"stdout.print({line!r})\nstderr.print({line!r})"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120, check=True)
+    assert done.stdout == line + "\n" and done.stderr == line + "\n"
+
+
 def test_results_of_power_and_baseline_check_are_on_stdout(tmp_path: Path, capsys) -> None:
     options = ["--store", str(tmp_path / "store"), "--executor", "local", "--claim", CAPS]
     baseline = ["--baseline", str(tmp_path / "smoke.json")]
