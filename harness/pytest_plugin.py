@@ -176,9 +176,9 @@ def _verdicts(item: ClaimItem) -> dict[tuple[str, str], Verdict]:
         from harness.pipeline import verify
         claims, console = _session_claims(item), _session_console(item.config)
         console.print(f"fedclaims: verifying {len(claims)} claim{'s' if len(claims) != 1 else ''} of {item.root} "
-                      f"at {', '.join(_profiles(item.config))}; a line per finished run", soft_wrap=True)
+                      f"at {', '.join(_profiles(item.config))}; a line per finished run")
         outcome = verify(_settings(item), profiles=_profiles(item.config), claim_ids=claims, console=console)
-        console.print(f"fedclaims: {outcome.execution.text()}", soft_wrap=True)
+        console.print(f"fedclaims: {outcome.execution.text()}")
         state[key] = {(v.claim, v.profile): v for v in outcome.verdicts}
     return state[key]
 
@@ -206,9 +206,9 @@ class _TerminalLines(io.TextIOBase):
 
 def _session_console(config: pytest.Config):
     """What the session's runs say on the way (a line per finished run): pytest's terminal, not a terminal to
-    rich, so no progress bar."""
+    rich, so no progress bar, and no line wrapped."""
     from rich.console import Console
-    return Console(file=cast(IO[str], _TerminalLines(config)), highlight=False, color_system=None)
+    return Console(file=cast(IO[str], _TerminalLines(config)), highlight=False, color_system=None, soft_wrap=True)
 
 
 def _baseline_check(item: ClaimItem, baseline: dict) -> baseline_io.Check:
