@@ -175,8 +175,8 @@ def test_validate_warns_of_a_training_spec_without_a_reference_and_what_the_repo
         (tmp_path / relative).write_text(text)
     assert cli.main(["--root", str(tmp_path), "validate"]) == 0
     (warning,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning:")]
-    assert warning.startswith("warning: specs/unreferenced.yaml: experiment 'unreferenced' trains models but "
-                              "declares no `reference:`")
+    assert warning.startswith("warning: specs/unreferenced.yaml: experiment 'unreferenced' declares no "
+                              "`reference:`")
     # the accuracy claim loses its level; the coverage claim (independent of learning) has none to lose
     assert "its 1 accuracy-dependent claim (test.learns) gets no learning level" in warning
 

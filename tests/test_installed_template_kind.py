@@ -125,6 +125,16 @@ def test_validate_refuses_the_cohort_only_objective_and_answers_the_misspelt_arg
     assert len(problems) == 2, problems
 
 
+def test_validate_warns_that_the_template_kinds_accuracy_claims_get_no_learning_level(tmp_path) -> None:
+    """The template declares no `learning`: its claims on accuracy are unleveled, and validate says so."""
+    done = _fedclaims(_site(tmp_path / "site", misspelt=False), tmp_path, "validate")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (warning,) = [line for line in done.stdout.splitlines() if line.startswith("warning:")]
+    assert ("experiment 'sweeppaper-damped' is of kind 'sweeppaper_width_sweep', which declares no `learning`"
+            in warning and "its 1 accuracy-dependent claim (sweeppaper.half-width-learns) gets no learning level"
+            in warning)
+
+
 @pytest.mark.parametrize("execution, noted", [(None, True), ("sequential", False)])
 def test_plan_says_once_that_the_train_only_objective_trains_one_client_at_a_time(tmp_path, execution,
                                                                                   noted) -> None:

@@ -30,17 +30,19 @@ def cmd_validate(args) -> int:
 
 
 def _warn_without_reference(catalog) -> None:
-    """A spec whose kind trains models and which names no `reference:`: what its report loses."""
+    """A spec whose accuracy-dependent claims have no learning level to read: what its report loses."""
     from harness.verdicts.levels import without_reference
     for target, claims in without_reference(catalog):
+        missing = ("declares no `reference:` (the paper's main method of the experiment: variant, accuracy in %, "
+                   "source)" if target.kind.learning is not None else
+                   f"is of kind {target.kind.name!r}, which declares no `learning` (the accuracy metric a level is "
+                   "read from), so no `reference:` can give it one")
         plural = len(claims) != 1
-        lost = (f"its {len(claims)} accuracy-dependent claim{'s' if plural else ''} "
-                f"({', '.join(claims[:3])}{', ...' if len(claims) > 3 else ''}) get{'' if plural else 's'}" if claims
-                else "any accuracy-dependent claim on it gets")
-        print(f"warning: {target.doc.file}: experiment {target.spec.experiment!r} trains models but declares no "
-              f"`reference:` (the paper's main method of the experiment: variant, accuracy in %, source); {lost} no "
-              "learning level in the report, neither learned nor weak evidence, and a FAIL cannot be told from "
-              "the scale's limit")
+        listed = ", ".join(claims[:3]) + (", ..." if len(claims) > 3 else "")
+        print(f"warning: {target.doc.file}: experiment {target.spec.experiment!r} {missing}; its {len(claims)} "
+              f"accuracy-dependent claim{'s' if plural else ''} ({listed}) get{'' if plural else 's'} no learning "
+              "level in the report: neither learned nor weak evidence, and a FAIL cannot be told from the scale's "
+              "limit")
 
 
 def cmd_design(args) -> int:

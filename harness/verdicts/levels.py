@@ -228,14 +228,17 @@ def _level_without_learning(claim, kind: ExperimentKind) -> Level | None:
 
 
 def without_reference(catalog: Catalog) -> list[tuple[LoadedSpec, list[str]]]:
-    """Each spec whose kind trains models but which declares no `reference:`, with the ids of its claims that
-    would read a learning level from it: their verdicts are `unleveled`, neither learned nor weak evidence."""
+    """Each spec with claims that would read a learning level but that has none to read (no `reference:`,
+    or a kind that declares no `learning`), with those claims' ids: their verdicts are `unleveled`, neither
+    learned nor weak evidence."""
     found = []
     for target in catalog.specs.values():
-        if target.spec.reference is not None or target.kind.learning is None:
+        if target.spec.reference is not None and target.kind.learning is not None:
             continue
-        found.append((target, [loaded.id for loaded in catalog.claims if loaded.claim.experiment ==
-                               target.spec.experiment and _level_without_learning(loaded.claim, target.kind) is None]))
+        claims = [loaded.id for loaded in catalog.claims if loaded.claim.experiment == target.spec.experiment
+                  and _level_without_learning(loaded.claim, target.kind) is None]
+        if claims:
+            found.append((target, claims))
     return found
 
 
