@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 
+from harness.kinds import held
 from harness.loading.catalog import Catalog, LoadedClaim, load_project
 from harness.loading.studies import generated_profiles
 from harness.running.bundle import store_for
@@ -65,7 +66,7 @@ def execution_notes(catalog: Catalog, requests: list[RunRequest]) -> list[str]:
             continue
         read.add((request.experiment, request.variant, request.profile))
         kind = catalog.specs[request.experiment].kind
-        for note in kind.config_notes(kind.config_model.model_validate(request.config)):
+        for note in held.config_notes(kind, kind.config_model.model_validate(request.config)):
             notes[f"{request.experiment}: {note}"] = None
     return list(notes)
 
@@ -236,7 +237,7 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
     if outcome.notes:
         console = console or Console(stderr=True)
         for note in outcome.notes:
-            console.print(f"note: {note}", highlight=False)
+            console.print(f"note: {note}", highlight=False, soft_wrap=not console.is_terminal)
     if run:
         every_request = {r.key: r for r in requests}
         outcome.execution = execute(requests, store, settings, console)

@@ -1,9 +1,22 @@
 """pytest plugin: every claim x profile is a test item; verdicts become outcomes.
 
-Collected from the project's claims/*.yaml. Options: --claims-profile (default smoke),
---claims-baseline (default baselines/<profile>.json when it exists; 'none' disables),
---claims-workers, --claims-store. Outcomes: PASS passes, FAIL fails with the reason,
-SKIPPED and INCONCLUSIVE skip with the reason, ERROR always errors (raised in setup). With a
+Where claims come from: every `claims/*.yaml` pytest collects whose folder has a `specs/` folder beside it
+(the project's own `claims/`, or a paper package's own claims folder given as an argument), and, in a session
+that collects any claim, the claims of every installed paper (`fedclaims.papers` entry points): `pytest claims
+-m <paper>` from the project runs a paper that lives in a package. Markers: `claim`, one per paper, one per
+profile.
+
+Node ids paste back: `claims/hasfl.yaml::<claim id>[<profile>]` for a project file, the claims file's path
+relative to the rootdir (`../site-packages/<package>/claims/<file>.yaml::...`) for an installed paper's;
+`pytest <node id>` runs that one claim. After collection the plugin prints one line counting the claim items
+it will run (pytest's own count leaves out the installed papers' items, which join after it). The first claim
+item verifies every collected claim of its project at once (one plan, one execution): the plugin says so, then
+prints a line per finished run, as `fedclaims verify` does when its stderr is not a terminal, and the runs'
+summary.
+
+Options: --claims-profile (default smoke), --claims-baseline (default baselines/<profile>.json when it
+exists; 'none' disables), --claims-workers, --claims-store. Outcomes: PASS passes, FAIL fails with the
+reason, SKIPPED and INCONCLUSIVE skip with the reason, ERROR always errors (raised in setup). With a
 baseline (which must be recorded for the same profile), the session's claims are checked
 against it together (`harness.regression.baseline.check`: exactly under the baseline's numerics, as
 distributions under other numerics, with one Holm correction over the session's series) and
@@ -17,8 +30,12 @@ against the baseline.
 """
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import warnings
 from pathlib import Path
+from typing import IO, cast
 
 import pytest
 
@@ -77,7 +94,33 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     for folder in installed_papers():
         for file in sorted((folder / "claims").glob("*.yaml")):
             if file.resolve() not in collected:
-                items.extend(ClaimsFile.from_parent(session, path=file).collect())
+                joining = list(ClaimsFile.from_parent(session, path=file, nodeid=_pasteable(file, config)).collect())
+                for item in joining:
+                    item.joined = True
+                items.extend(joining)
+
+
+def _pasteable(file: Path, config: pytest.Config) -> str:
+    """A file's node id that `pytest <node id>` collects again from the rootdir: its path relative to the
+    rootdir (`..` where it lies outside), as pytest names a file given by a path outside the rootdir."""
+    return Path(os.path.relpath(file, config.rootpath)).as_posix()
+
+
+@pytest.hookimpl(trylast=True)  # first among the lines after pytest's own "collected N items"
+def pytest_report_collectionfinish(config: pytest.Config, items: list) -> list[str]:
+    """One line counting the claim items this session will run, since pytest's count leaves out those of
+    the installed papers (they join after it)."""
+    claims = [item for item in items if isinstance(item, ClaimItem)]
+    if not claims:
+        return []
+    papers = sorted({item.paper for item in claims})
+    joined = sum(item.joined for item in claims)
+    profiles = sorted({item.profile for item in claims})
+    distinct = len({item.claim_id for item in claims})
+    return [f"fedclaims: {len(claims)} claim item{'s' if len(claims) != 1 else ''} to run "
+            f"({distinct} claim{'s' if distinct != 1 else ''} of {', '.join(papers)} at {', '.join(profiles)}"
+            + (f"; {joined} from installed papers, not in pytest's count above" if joined else "")
+            + "); the first verifies them all, training what the store lacks"]
 
 
 def _catalog(config: pytest.Config, root: Path):
@@ -104,7 +147,7 @@ class ClaimsFile(pytest.File):
             _register_marker(self.config, loaded.paper, "paper")
             for profile in _profiles(self.config):
                 item = ClaimItem.from_parent(self, name=f"{loaded.id}[{profile}]", claim_id=loaded.id,
-                                             profile=profile, root=root)
+                                             profile=profile, root=root, paper=loaded.paper)
                 item.add_marker(pytest.mark.claim)
                 item.add_marker(getattr(pytest.mark, loaded.paper))
                 item.add_marker(getattr(pytest.mark, profile))
@@ -141,9 +184,41 @@ def _verdicts(item: ClaimItem) -> dict[tuple[str, str], Verdict]:
     key = ("verdicts", item.root)
     if key not in state:
         from harness.pipeline import verify
-        outcome = verify(_settings(item), profiles=_profiles(item.config), claim_ids=_session_claims(item))
+        claims, console = _session_claims(item), _session_console(item.config)
+        console.print(f"fedclaims: verifying {len(claims)} claim{'s' if len(claims) != 1 else ''} of {item.root} "
+                      f"at {', '.join(_profiles(item.config))}; a line per finished run")
+        outcome = verify(_settings(item), profiles=_profiles(item.config), claim_ids=claims, console=console)
+        console.print(f"fedclaims: {outcome.execution.text()}")
         state[key] = {(v.claim, v.profile): v for v in outcome.verdicts}
     return state[key]
+
+
+class _TerminalLines(io.TextIOBase):
+    """A text stream onto pytest's terminal, past its output capture, a whole line at a time."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self._config, self._pending = config, ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        lines = (self._pending + text).split("\n")
+        self._pending = lines.pop()
+        reporter = self._config.pluginmanager.get_plugin("terminalreporter")
+        capture = self._config.pluginmanager.get_plugin("capturemanager")
+        if lines and reporter is not None:
+            with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+                for line in lines:
+                    reporter.write_line(line)
+        return len(text)
+
+
+def _session_console(config: pytest.Config):
+    """What the session's runs say on the way (a line per finished run): pytest's terminal, not a terminal to
+    rich, so no progress bar, and no line wrapped."""
+    from rich.console import Console
+    return Console(file=cast(IO[str], _TerminalLines(config)), highlight=False, color_system=None, soft_wrap=True)
 
 
 def _baseline_check(item: ClaimItem, baseline: dict) -> baseline_io.Check:
@@ -184,9 +259,11 @@ def _baseline(item: ClaimItem) -> dict | None:
 
 
 class ClaimItem(pytest.Item):
-    def __init__(self, *, claim_id: str, profile: str, root: Path, **kwargs):
+    def __init__(self, *, claim_id: str, profile: str, root: Path, paper: str, **kwargs):
         super().__init__(**kwargs)
-        self.claim_id, self.profile, self.root = claim_id, profile, root
+        self.claim_id, self.profile, self.root, self.paper = claim_id, profile, root, paper
+        self.joined = False
+        """Whether the item joined the session after pytest counted what it collected (an installed paper's)."""
         self.verdict: Verdict | None = None
 
     def setup(self) -> None:

@@ -4,6 +4,7 @@ reaches the package twice (its path and its entry point) and must read it once."
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -84,3 +85,20 @@ def test_the_packages_claims_folder_runs_on_its_own(site, tmp_path) -> None:
     run = _pytest(site, tmp_path, str(site / "rulepaper" / "claims"), "-m", "rulepaper")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "2 passed" in run.stdout and "duplicate" not in run.stdout + run.stderr, run.stdout[-2000:]
+
+
+def test_pytest_counts_what_it_runs_prints_each_run_and_names_items_that_paste_back(site, tmp_path) -> None:
+    """The collection line counts the installed paper's items (pytest's own count leaves them out), a line
+    says each run that finished while the claims were verified, and a node id pytest printed runs again."""
+    run = _pytest(site, tmp_path, "claims", "-m", "rulepaper", "-rA")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert ("fedclaims: 2 claim items to run (2 claims of rulepaper at smoke; 2 from installed papers, not in "
+            "pytest's count above)") in run.stdout, run.stdout[-3000:]
+    finished = [line for line in run.stdout.splitlines() if " runs finished (" in line]
+    assert len(finished) == 1 and finished[0].startswith("1/1 runs finished (")
+    assert finished[0].endswith("s): rulepaper-rule/top/seed 0 (smoke): ok")
+    assert "fedclaims: 1 runs: 0 reused, 1 run, 0 failed" in run.stdout
+    (node_id,) = re.findall(r"^PASSED (\S+::rulepaper\.floor\[smoke\])$", run.stdout, re.M)
+    again = _pytest(site, tmp_path, node_id)
+    assert again.returncode == 0 and "1 passed" in again.stdout, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "fedclaims: 1 claim item to run (1 claim of rulepaper at smoke); the first" in again.stdout

@@ -118,10 +118,9 @@ def _config_with_objective(name: str):
 
 
 def test_the_projects_own_objectives_run_on_both_paths(tmp_path):
-    from harness.kinds import kind
-    checks = kind("federated_training").config_problems
+    from harness.kinds import held, kind
     for name in OBJECTIVES.names():
-        assert checks(_config_with_objective(name)) == [], name
+        assert held.config_problems(kind("federated_training"), _config_with_objective(name)) == [], name
 
 
 @pytest.mark.parametrize("execution, noted", [(None, True), ("batched", True), ("sequential", False)])
@@ -143,7 +142,6 @@ def test_a_train_only_objective_under_batched_execution_is_said_once(tmp_path, e
 
 
 def test_the_projects_own_objectives_need_no_note():
-    from harness.kinds import kind
-    notes = kind("federated_training").config_notes
+    from harness.kinds import held, kind
     for name in OBJECTIVES.names():
-        assert notes(_config_with_objective(name)) == [], name
+        assert held.config_notes(kind("federated_training"), _config_with_objective(name)) == [], name

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -10,10 +11,16 @@ from harness.pipeline import DEFAULT_PROFILE
 from harness.running.store import ResultStore
 from harness.settings import Settings, find_project_root
 
-stdout = Console()
-"""What a command answers (tables, listings, results): stdout, so that `fedclaims verify > file` keeps it."""
-stderr = Console(stderr=True)
-"""What happens on the way (progress, warnings, the files written): stderr."""
+
+def _redirected(stream) -> bool:
+    return stream is None or not stream.isatty()
+
+
+stdout = Console(soft_wrap=_redirected(sys.stdout))
+"""What a command answers (tables, listings, results): stdout, so that `fedclaims verify > file` keeps it;
+where stdout is not a terminal, no line is wrapped (a log keeps one line a result)."""
+stderr = Console(stderr=True, soft_wrap=_redirected(sys.stderr))
+"""What happens on the way (progress, warnings, the files written): stderr, likewise unwrapped off a terminal."""
 
 
 def refuse_empty(args: argparse.Namespace, *options: str) -> None:

@@ -25,7 +25,24 @@ def cmd_validate(args) -> int:
               "them):")
         for design in short:
             print(f"  {design.text()}")
+    _warn_without_reference(catalog)
     return 0
+
+
+def _warn_without_reference(catalog) -> None:
+    """A spec whose accuracy-dependent claims have no learning level to read: what its report loses."""
+    from harness.verdicts.levels import without_reference
+    for target, claims in without_reference(catalog):
+        missing = ("declares no `reference:` (the paper's main method of the experiment: variant, accuracy in %, "
+                   "source)" if target.kind.learning is not None else
+                   f"is of kind {target.kind.name!r}, which declares no `learning` (the accuracy metric a level is "
+                   "read from), so no `reference:` can give it one")
+        plural = len(claims) != 1
+        listed = ", ".join(claims[:3]) + (", ..." if len(claims) > 3 else "")
+        print(f"warning: {target.doc.file}: experiment {target.spec.experiment!r} {missing}; its {len(claims)} "
+              f"accuracy-dependent claim{'s' if plural else ''} ({listed}) get{'' if plural else 's'} no learning "
+              "level in the report: neither learned nor weak evidence, and a FAIL cannot be told from the scale's "
+              "limit")
 
 
 def cmd_design(args) -> int:

@@ -13,15 +13,16 @@ from harness.cli.common import (
     stderr,
     stdout,
 )
-from harness.pipeline import DEFAULT_PROFILE, select, verify
+from harness.pipeline import DEFAULT_PROFILE, execution_notes, select, verify
 from harness.running.bundle import store_for
 from harness.running.store import ResultStore
 from harness.settings import Settings
 
 
 def cmd_plan(args) -> int:
-    """A dry listing with each run's estimated cost (`harness.running.run_costs`): nothing is downloaded;
-    data sets not here yet are named."""
+    """A dry listing with each run's estimated cost (`harness.running.run_costs`), how to get one where an
+    experiment has no stored run, and how runs execute other than their configs read (`execution_notes`):
+    nothing is downloaded; data sets not here yet are named."""
     from harness.running.fetching import survey_data
     from harness.running.planning import datasets_needed, plan, variants_needed
     from harness.running.run_costs import MeasuredCosts, duration, total_text
@@ -38,7 +39,8 @@ def cmd_plan(args) -> int:
     requests, waiting = plan(catalog, claims, profiles, settings, store, data.fingerprints, variants_for)
     records = {request.key: store.reusable(request.key) for request in requests}
     measured = MeasuredCosts(requests, records)
-    to_run = []
+    to_run: list = []
+    unmeasured: dict[tuple[str, str], None] = {}  # (experiment, profile) with no stored run, in plan order
     for request in requests:
         if records[request.key] is not None:
             print(f"{request.key[:16]}  stored  {'':>8}  {request.label}")
@@ -47,8 +49,14 @@ def cmd_plan(args) -> int:
         to_run.append(cost)
         each = "?" if cost.seconds is None else f"~{duration(cost.seconds)}"
         print(f"{request.key[:16]}  to run  {each:>8}  {request.label}: {cost.basis}")
+        if cost.seconds is None:
+            unmeasured.setdefault((request.experiment, request.profile), None)
     for name, problem in sorted(data.problems.items()):
         print(f"data set {name}: {problem}")
+    for experiment, profile in unmeasured:
+        print(_how_to_cost(experiment, profile, [c.id for c in claims if c.claim.experiment == experiment]))
+    for note in execution_notes(catalog, requests):
+        print(f"note: {note}")
     for event in store.events:
         stderr.print(f"[yellow]store:[/yellow] {event}")
     print(f"{len(requests)} runs: {len(requests) - len(to_run)} stored, {len(to_run)} to run"
@@ -56,6 +64,16 @@ def cmd_plan(args) -> int:
           + (" (keys of runs on data not fetched yet change once it is)" if data.problems else ""))
     print(f"cost: {total_text(to_run, settings.workers)}")
     return 0
+
+
+def _how_to_cost(experiment: str, profile: str, claim_ids: list[str]) -> str:
+    """How to get a cost for an experiment with no stored run at a profile (runs are costed from their own
+    experiment's stored runs at the same profile)."""
+    first = f"fedclaims verify --profile {profile} --claim {claim_ids[0]}" if claim_ids else "fedclaims verify"
+    return (f"no cost for {experiment} at {profile}: no run of it is stored there. `fedclaims trial --profile "
+            f"{profile} --experiment {experiment}` trains each of its runs for one round on a handful of samples "
+            f"(minutes: it builds and trains); for a cost, run one claim's runs first (`{first}`), and `plan` "
+            "then costs the rest from their times")
 
 
 def cmd_trial(args) -> int:

@@ -28,8 +28,6 @@ from harness.kinds.base import (
 from harness.kinds.evaluations import Tolerance, by_round, evaluations, present_evaluations
 from harness.runners.model_config import model_sources
 from harness.runners.parts import OBJECTIVES, POLICIES, ROUND_HOOKS
-from methods.federated.config import ClientExecution
-from methods.federated.objectives import defining_class
 
 
 def _accuracies(result) -> list[tuple[int, float]]:
@@ -159,32 +157,6 @@ def _named_sources(config) -> list[str]:
                                                     (ROUND_HOOKS, federation.round_hook)]
     return model_sources(config.model) + [source for point, part in named if part is not None
                                           for source in point.sources(part["name"])]
-
-
-def _objective_problems(config) -> list[tuple[tuple[str, ...], str]]:
-    """An objective that overrides only `train` trains one client at a time on every path (the batched
-    engine falls back to it). One that overrides only `train_cohort` would leave sequential execution,
-    and models too large to stack, training as an ancestor does: silently another method."""
-    federation = config.federation
-    objective = OBJECTIVES.load(federation.objective["name"])
-    single = defining_class(objective, "train")
-    if objective.trains_cohorts() and defining_class(objective, "train_cohort") is not single:
-        return [(("federation", "objective"),
-                 f"objective {federation.objective['name']!r} ({objective.__module__}.{objective.__qualname__}) "
-                 "overrides `train_cohort` but not `train`, which sequential execution and models too large to stack "
-                 f"call instead: those clients would train as {single.__qualname__} does; "
-                 "implement `train` too")]
-    return []
-
-
-def _objective_notes(config) -> list[str]:
-    """An objective overriding only `train` under batched execution: its clients train one at a time."""
-    federation = config.federation
-    objective = OBJECTIVES.load(federation.objective["name"])
-    if federation.client_execution is ClientExecution.BATCHED and not objective.trains_cohorts():
-        return [f"objective {federation.objective['name']!r} overrides only `train`: under "
-                "`client_execution: batched` its clients train one at a time through it (the same method, slower)"]
-    return []
 
 
 def _draw_accuracy(ax, results_by_variant, labels):
@@ -341,8 +313,6 @@ FEDERATED_TRAINING = ExperimentKind(
     },
     datasets=lambda config: [config.data.name],
     code_sources=_named_sources,
-    config_problems=_objective_problems,
-    config_notes=_objective_notes,
     example=KindExample({
         "data": {"name": "cifar10", "partition": {"scheme": "dirichlet", "alpha": 0.3}, "max_train_per_client": 16,
                  "test_samples": 64, "calibration_samples": 16},

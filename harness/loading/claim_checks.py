@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from harness.errors import Problem, did_you_mean
 from harness.kinds.base import ExperimentKind
-from harness.loading.validation_errors import problems_from
+from harness.loading.validation_errors import argument_problems
 from harness.loading.yamlsource import Document
 from harness.schema.claim import ClaimFile
 from harness.schema.observations import OBSERVATION_KEYS
@@ -68,10 +68,7 @@ def check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: set
             report(("observe", metric_key), f"unknown metric {obs.metric!r} for kind {kind.name!r}"
                                             f"{did_you_mean(obs.metric, kind.metrics)}")
         else:
-            try:
-                metric.args.model_validate(obs.args)
-            except ValidationError as error:
-                problems.extend(problems_from(error, doc, (*path, "observe", "args"), obs.args))
+            problems.extend(argument_problems(metric.args, obs.args, doc, (*path, "observe", "args")))
     if claim.role == "implementation" and not _fixed_by_the_code_path(kind, obs):
         report(("role",), "an implementation check observes what the code path fixes (a kind that trains "
                           "nothing, or a structural metric or one that does not depend on learning); "

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.errors import Problem, did_you_mean
+from harness.kinds import held
 from harness.kinds.base import ExperimentKind
 from harness.loading.configs import resolved_config
 from harness.loading.validation_errors import config_location, config_problems
@@ -133,7 +134,7 @@ def check_spec(spec: ExperimentSpec, doc: Document, kind: ExperimentKind, proble
                  for loc in _non_finite(dumped)])
             add([doc.problem(config_location(doc, variant, profile_name, loc),
                              f"{message} (variant {variant!r}, profile {profile_name!r})")
-                 for loc, message in kind.config_problems(validated)])
+                 for loc, message in held.config_problems(kind, validated)])
         add(_reference_problems(spec, doc, kind, profile_name))
 
 

@@ -82,6 +82,22 @@ def problems_from(error: ValidationError, doc: Document, root: tuple = (), data:
     return problems
 
 
+def argument_problems(model: type[BaseModel], args: Any, doc: Document, root: tuple) -> list[Problem]:
+    """The problems of a metric's arguments under its `args` model, whatever that model's base: an unknown
+    key is one line with the closest valid one (and not, besides, the field it misspells as missing)."""
+    if isinstance(args, dict) and model.model_config.get("extra") != "allow":
+        valid = {info.alias or name for name, info in model.model_fields.items()}
+        unknown_keys = [key for key in args if key not in valid]
+        if unknown_keys:
+            return [doc.problem((*root, key), f"unknown field {str(key)!r}{did_you_mean(str(key), valid)}")
+                    for key in unknown_keys]
+    try:
+        model.model_validate(args)
+    except ValidationError as error:
+        return problems_from(error, doc, root, args)
+    return []
+
+
 def config_location(doc: Document, variant: str, profile: str, loc: tuple) -> tuple:
     """The file position that set a value of a resolved config (the last layer that spells it out)."""
     candidates = [("profiles", profile, "variant_overrides", variant, *loc),

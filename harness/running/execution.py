@@ -93,7 +93,7 @@ def execute(requests: Iterable[RunRequest], store: ResultStore, settings: Settin
                              f"needs (first: {todo[0].label}); pass a store you can write with --store")
         store.check()
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console, transient=False) as progress:
+                      console=console, transient=False, disable=not console.is_terminal) as progress:
             _run_todo(todo, store, settings, console, summary, progress)
     summary.seconds += time.time() - started
     summary.events = list(store.events)
@@ -130,10 +130,10 @@ def _run_todo(todo: list[RunRequest], store: ResultStore, settings: Settings, co
             summary.failed += 1
             console.print(f"[red]ERROR[/red] {request.label}: {record['error']['message']}")
         progress.advance(task)
-        if not console.is_terminal:  # a log or a pipe: the bar shows only at the end, so a line per run
+        if not console.is_terminal:  # a log or a pipe has no bar: a line per run, unwrapped
             done = summary.ran + summary.failed + summary.unavailable - finished_before
             console.print(f"{done}/{len(todo)} runs finished ({time.monotonic() - started:.0f} s): "
-                          f"{request.label}: {status}", highlight=False)
+                          f"{request.label}: {status}", highlight=False, soft_wrap=True)
 
     pending = todo
     try:

@@ -39,8 +39,9 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 
+from harness.kinds.base import ExperimentKind
 from harness.kinds.evaluations import MissingValue
-from harness.loading.catalog import Catalog
+from harness.loading.catalog import Catalog, LoadedSpec
 
 LEARNED = 0.5
 """The learning level (share of the paper's gain over chance) from which the models count as learning."""
@@ -184,27 +185,12 @@ class LevelReader:
         return found if found.attribution else replace(found, attribution=UNEXPLAINED)
 
     def _level(self, verdict) -> Level:
-        loaded = self.catalog.claim(verdict.claim)
-        claim = loaded.claim
+        claim = self.catalog.claim(verdict.claim).claim
         target = self.catalog.specs[claim.experiment]
-        role = getattr(claim, "role", "paper")
-        if role == "diagnostic":
-            return Level("diagnostic", text="a labelled measurement, not the paper's claim")
-        if role == "implementation":
-            return Level("implementation", text="an implementation check: fixed by the code path (no training or "
-                                                "data decides it), so never counted as a reproduction")
-        if role == "probe":
-            return Level("diagnostic", text="the project's own test of a sentence the paper does not test itself, "
-                                            "not the paper's experiment")
-        if target.kind.evidence == "analytic":
-            return Level("analytic", text="computed by a rule, a count or a coverage: no training")
+        fixed = _level_without_learning(claim, target.kind)
+        if fixed is not None:
+            return fixed
         metric = target.kind.metrics.get(getattr(claim.observe, "metric", ""))
-        if metric is not None and metric.structural:
-            return Level("analytic", text="fixed by the protocol's structure or exact algebra")
-        if metric is not None and not metric.learned:
-            return Level("cost", text="a measured cost of a real pipeline: no learning level applies")
-        if metric is not None and metric.independent:
-            return Level("independent", text="does not depend on how well the models learn: no learning level applies")
         fraction, text = self.learning(claim.experiment, verdict.profile)
         if fraction is None:
             return Level("unleveled", None, text)
@@ -215,6 +201,45 @@ class LevelReader:
         if small:
             return Level("weak", fraction, f"{text}; {small}")
         return Level("learned", fraction, text)
+
+
+def _level_without_learning(claim, kind: ExperimentKind) -> Level | None:
+    """The group of a claim whose verdicts read no learning level (by its role, its kind's evidence or its
+    metric); None for an accuracy-dependent claim, which reads its experiment's level."""
+    role = getattr(claim, "role", "paper")
+    if role == "diagnostic":
+        return Level("diagnostic", text="a labelled measurement, not the paper's claim")
+    if role == "implementation":
+        return Level("implementation", text="an implementation check: fixed by the code path (no training or "
+                                            "data decides it), so never counted as a reproduction")
+    if role == "probe":
+        return Level("diagnostic", text="the project's own test of a sentence the paper does not test itself, "
+                                        "not the paper's experiment")
+    if kind.evidence == "analytic":
+        return Level("analytic", text="computed by a rule, a count or a coverage: no training")
+    metric = kind.metrics.get(getattr(claim.observe, "metric", ""))
+    if metric is not None and metric.structural:
+        return Level("analytic", text="fixed by the protocol's structure or exact algebra")
+    if metric is not None and not metric.learned:
+        return Level("cost", text="a measured cost of a real pipeline: no learning level applies")
+    if metric is not None and metric.independent:
+        return Level("independent", text="does not depend on how well the models learn: no learning level applies")
+    return None
+
+
+def without_reference(catalog: Catalog) -> list[tuple[LoadedSpec, list[str]]]:
+    """Each spec with claims that would read a learning level but that has none to read (no `reference:`,
+    or a kind that declares no `learning`), with those claims' ids: their verdicts are `unleveled`, neither
+    learned nor weak evidence."""
+    found = []
+    for target in catalog.specs.values():
+        if target.spec.reference is not None and target.kind.learning is not None:
+            continue
+        claims = [loaded.id for loaded in catalog.claims if loaded.claim.experiment == target.spec.experiment
+                  and _level_without_learning(loaded.claim, target.kind) is None]
+        if claims:
+            found.append((target, claims))
+    return found
 
 
 def _scale_attribution(verdict, fraction: float) -> str:
