@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import Any, Protocol
 
 from harness.errors import did_you_mean
 from methods.plain import json_safe
@@ -265,7 +265,11 @@ def checked_path(path: Path, root: Path) -> Path:
     return path
 
 
-def read_capped(handle: BinaryIO, where: Path) -> bytes:
+class Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+def read_capped(handle: Readable, where: Path) -> bytes:
     """At most MAX_RECORD_BYTES from `handle`; CorruptRecord naming `where` if there are more."""
     data = handle.read(MAX_RECORD_BYTES + 1)
     if len(data) > MAX_RECORD_BYTES:
