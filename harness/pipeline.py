@@ -6,7 +6,9 @@ from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 
-from harness.loading.catalog import Catalog, LoadedClaim, load_project
+from harness.loading import design_check
+from harness.loading.catalog import Catalog, load_project
+from harness.loading.loaded import LoadedClaim
 from harness.loading.studies import generated_profiles
 from harness.running.bundle import store_for
 from harness.running.execution import ExecutionSummary, execute
@@ -96,8 +98,12 @@ def varying_claims(outcome: Outcome) -> set[str]:
 
 def select(settings: Settings, papers=(), pattern: str | None = None,
            check_design: bool = False) -> tuple[Catalog, list[LoadedClaim]]:
-    """The project's catalog (with the design check: `load_project`) and the claims of `papers` matching `pattern`."""
-    catalog = load_project(settings, check_design)
+    """The project's catalog and the claims of `papers` matching `pattern`; with `check_design`, the catalog is first
+    refused (SpecError) where an expectation is decidable at no number of seeds (`harness.loading.design_check`,
+    remembered in the settings' cache folder)."""
+    catalog = load_project(settings)
+    if check_design:
+        design_check.check_design(catalog, settings.cache_dir)
     return catalog, catalog.select(papers, pattern)
 
 

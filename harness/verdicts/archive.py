@@ -22,7 +22,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec
+from harness.loading.catalog import Catalog
+from harness.loading.loaded import LoadedClaim, LoadedSpec
 from harness.schema.observations.base import Shape
 from harness.statistics.correlation_estimates import Correlation
 from harness.statistics.series import Observed, Series
