@@ -97,9 +97,9 @@ class ArchiveReverification:
         ids = {c.id for c in from_records}
         numerics = sorted({n for v in self.verdicts if v.profile == profile and v.claim in ids for n in v.numerics})
         self.provenance[profile] += (f"{FROM_RECORDS_NOTE}{len(from_records)} claim(s) are verified from this "
-                                     "store's records "
-                                     f"instead, which hold every run they read ({new} of them the archive held no "
-                                     f"observation of; numerics {', '.join(numerics) or 'none'})")
+                                     "store's records instead, which hold every run they read "
+                                     f"({new} of them the archive held no observation of; "
+                                     f"numerics {', '.join(numerics) or 'none'})")
 
 
 def archived_config_changed(catalog: Catalog, claim: LoadedClaim, profile: str, archive: Archive, store: ResultStore
