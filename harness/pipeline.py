@@ -1,13 +1,15 @@
 """One pass through the data flow: load, select, fetch, plan, execute, verify."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 
 from harness.kinds import held
-from harness.loading.catalog import Catalog, LoadedClaim, load_project
+from harness.loading import design_check
+from harness.loading.catalog import Catalog, load_project
+from harness.loading.loaded import LoadedClaim
 from harness.loading.studies import generated_profiles
 from harness.running.bundle import store_for
 from harness.running.execution import ExecutionSummary, execute
@@ -23,15 +25,9 @@ from harness.running.planning import (
 )
 from harness.running.store import ResultStore
 from harness.settings import Settings
-from harness.verdicts.archive import (
-    FROM_RECORDS_NOTE,
-    Archive,
-    check_against_partial_records,
-    check_against_records,
-    config_id,
-    reverify,
-)
-from harness.verdicts.verify import SKIPPED, Verdict, apply_families, verify_claim
+from harness.verdicts.archive import Archive
+from harness.verdicts.reverification import ArchiveReverification
+from harness.verdicts.verify import Verdict, apply_families, verify_claim
 
 DEFAULT_PROFILE = "smoke"
 MAX_DEPENDENCY_WAVES = 4
@@ -97,8 +93,12 @@ def varying_claims(outcome: Outcome) -> set[str]:
 
 def select(settings: Settings, papers=(), pattern: str | None = None,
            check_design: bool = False) -> tuple[Catalog, list[LoadedClaim]]:
-    """The project's catalog (with the design check: `load_project`) and the claims of `papers` matching `pattern`."""
-    catalog = load_project(settings, check_design)
+    """The project's catalog and the claims of `papers` matching `pattern`; with `check_design`, the catalog is first
+    refused (SpecError) where an expectation is decidable at no number of seeds (`harness.loading.design_check`,
+    remembered in the settings' cache folder)."""
+    catalog = load_project(settings)
+    if check_design:
+        design_check.check_design(catalog, settings.cache_dir)
     return catalog, catalog.select(papers, pattern)
 
 
@@ -128,70 +128,6 @@ def lacking_trained_runs(settings: Settings, profiles, papers=(), pattern: str |
         if waiting or any(not store.has(r.key) for r in trained):
             lacking.append(profile)
     return lacking
-
-
-def _archived_config_changed(catalog, claim, profile: str, archive: Archive, store: ResultStore) -> str | None:
-    """Why the archive's observation of a claim no longer describes the profile (the profile's scale changed
-    since): the archive recorded another config digest for one of its variants than the spec now gives, or a
-    record behind it is at hand (in the store or the committed bundle) and ran another config. That
-    observation is not re-verified as this profile's."""
-    entry = archive.entry(catalog, claim, profile) or {}
-    spec = catalog.specs[claim.claim.experiment]
-    for variant in claim.claim.observe.variants:
-        recorded = archive.configs.get(config_id(claim.claim.experiment, variant, profile))
-        if recorded is not None and variant in spec.spec.variants and recorded != spec.config_digest(variant, profile):
-            return (f"the archived observation ran another config of {variant} at {profile} than the spec now gives "
-                    f"(the config digest {archive.path.name} recorded), so it is not re-verified as this profile's")
-    for key in entry.get("runs") or []:
-        record = store.reusable(key)
-        if record is None or record.get("variant") not in spec.spec.variants:
-            continue
-        now = spec.resolve(record["variant"], profile).model_dump(mode="json", exclude_none=False)
-        if record.get("config") != now:
-            return (f"the archived observation ran another config of {record['variant']} at {profile} than the spec "
-                    f"now gives (its record {key[:16]}), so it is not re-verified as this profile's")
-    return None
-
-
-def _record_digest(store: ResultStore) -> Callable[[str], str | None]:
-    return lambda key: (store.reusable(key) or {}).get("checksum")  # as `run_entry` lists it
-
-
-def _reverify_profile(outcome: Outcome, catalog, claims, profile: str, archive: Archive, lookup, settings: Settings,
-                      store: ResultStore, fingerprints) -> None:
-    """An archived profile's verdicts: a claim whose every record this store holds is verified from
-    them (they are this code's, the archive's observation an earlier one's; a claim added after the
-    archive was written is decided so at a profile whose other records live elsewhere); any other
-    claim from the archive's observation."""
-    from_records, unavailable, new = [], [], 0
-    for claim in claims:
-        held = archive.holds_observation(catalog, claim, profile)
-        stored = verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
-        if not stored.data_unavailable and (stored.status != SKIPPED or stored.numbers):
-            if held:
-                check_against_records(catalog, claim, profile, archive, stored, _record_digest(store))
-            from_records.append(claim)
-            new += not held
-        elif stored.data_unavailable and not held:
-            unavailable.append(claim)
-        elif (changed := _archived_config_changed(catalog, claim, profile, archive, store)) is not None:
-            stored = replace(stored, reason=f"{changed}; {stored.reason}")
-        else:  # records missing: the archive's observation, or its "not run" verdict, says so
-            check_against_partial_records(catalog, claim, profile, archive, lookup)
-            stored = reverify(catalog, claim, profile, archive)
-        outcome.verdicts.append(stored)
-    if not from_records + unavailable:
-        return
-    requests, _ = plan(catalog, from_records + unavailable, [profile], settings, store, fingerprints)
-    outcome.archived_runs += [run_entry(r, store, profile) for r in requests]
-    if not from_records:
-        return
-    numerics = sorted({n for v in outcome.verdicts if v.profile == profile and v.claim in
-                       {c.id for c in from_records} for n in v.numerics})
-    outcome.archived[profile] += (f"{FROM_RECORDS_NOTE}{len(from_records)} claim(s) are verified from this store's "
-                                  "records "
-                                  f"instead, which hold every run they read ({new} of them the archive held no "
-                                  f"observation of; numerics {', '.join(numerics) or 'none'})")
 
 
 def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(DEFAULT_PROFILE,),
@@ -249,41 +185,25 @@ def verify(settings: Settings, papers=(), pattern: str | None = None, profiles=(
             every_request.update((r.key, r) for r in requests)
         outcome.requests = list(every_request.values())
 
-    lookup = record_lookup(catalog, settings, store, fingerprints)
+    lookup = record_lookup(catalog, settings, store, fingerprints, outcome.requests)
     outcome.lookup = lookup
     outcome.verdicts = [verify_claim(catalog, claim, profile, lookup) for claim in claims for profile in profiles]
     if extra:
         stored, _ = plan(catalog, claims, extra, settings, store, fingerprints, variants_for)
+        lookup.know(stored)
         outcome.requests = list({r.key: r for r in [*outcome.requests, *stored]}.values())
         outcome.verdicts += [verify_claim(catalog, claim, profile, lookup, missing_is_error=False)
                              for claim in claims for profile in extra]
     if archive is not None:
         outcome.profiles += [p for p in archived if p not in outcome.profiles]
-        outcome.archived = {profile: archive.provenance(profile) for profile in archived}
-        outcome.archived_runs = archive.runs(archived)
-        for profile in archived:
-            _reverify_profile(outcome, catalog, claims, profile, archive, lookup, settings, store, fingerprints)
-        outcome.archived_runs = listed_once(outcome.archived_runs)
+        reverified = ArchiveReverification(catalog, archive, lookup, store, settings, fingerprints)
+        reverified.run(claims, archived)
+        outcome.verdicts += reverified.verdicts
+        outcome.archived, outcome.archived_runs = reverified.provenance, reverified.runs
     outcome.profiles = catalog.by_scale(outcome.profiles)  # the digest reads the last as the largest
     apply_families(outcome.verdicts, lambda v: profile_level_of(catalog, v))
     outcome.execution.events = list(store.events)
     return outcome
-
-
-def run_entry(request: RunRequest, store: ResultStore | None, profile: str | None = None) -> dict:
-    """A run as REPORT.json lists it: its identity, its key, and the content digest (checksum) of the record
-    its values were read from, None where there is none here (nor for a record that is retried every time,
-    such as one whose data was unavailable)."""
-    record = store.reusable(request.key) if store is not None else None
-    return {"experiment": request.experiment, "variant": request.variant, "seed": request.seed,
-            "profile": profile or request.profile, "key": request.key, "record": (record or {}).get("checksum")}
-
-
-def listed_once(runs: list[dict]) -> list[dict]:
-    """The runs in their first order, each listed once: an archive's own list already names the runs its
-    report verified from records, which this report adds again where it does the same."""
-    return list({(r.get("experiment"), r.get("variant"), r.get("seed"), r.get("profile"), r.get("key")): r
-                 for r in runs}.values())
 
 
 def study_outcomes(settings: Settings, catalog: Catalog) -> dict[str, Outcome]:
@@ -292,25 +212,47 @@ def study_outcomes(settings: Settings, catalog: Catalog) -> dict[str, Outcome]:
     return {name: verify(settings, study=name, run=False) for name in catalog.studies}
 
 
-def record_lookup(catalog: Catalog, settings: Settings, store: ResultStore, fingerprints: dict[str, str]
-                  ) -> Callable[[str, str, int, str], tuple[str, dict | None]]:
-    """`verify_claim`'s look-up: the store key and record of a run (a failed dependency's error as its record)."""
-    def lookup(experiment: str, variant: str, seed: int, profile: str):
-        try:
-            key = request_for(catalog, experiment, variant, seed, profile, settings, store, fingerprints).key
-        except PendingDependency as pending:
-            return f"(waits for {pending.request.label})", None
-        except DependencyFailed as failed:
-            error = failed.record["error"]
-            return failed.request.key, {"status": failed.record["status"],
-                                        "error": {**error, "message": f"its budget comes from {failed.request.label}, "
-                                                                      f"which failed: {error['message']}"}}
-        record = store.get(key)
-        if record is None and key in store.refused:
-            return key, {"status": "error", "error": {"type": "RefusedRecord", "message": store.refused[key]}}
+class RecordLookup:
+    """`verify_claim`'s look-up: the store key and record of a run (a failed dependency's error as its record).
+
+    A run's key is read from the map of the plan's runs to their keys; only a run the plan does not list (one
+    that waits for a dependency's record or lost it, one whose key another run of the plan shares, one read
+    after the plan) is planned again at its look-up."""
+
+    def __init__(self, catalog: Catalog, settings: Settings, store: ResultStore, fingerprints: dict[str, str],
+                 requests: Iterable[RunRequest] = ()) -> None:
+        self.catalog, self.settings, self.store, self.fingerprints = catalog, settings, store, fingerprints
+        self.keys: dict[tuple[str, str, int, str], str] = {}
+        self.know(requests)
+
+    def know(self, requests: Iterable[RunRequest]) -> None:
+        """Take the keys of planned runs (a later plan's key of a run replaces an earlier one's)."""
+        self.keys.update(((r.experiment, r.variant, r.seed, r.profile), r.key) for r in requests)
+
+    def __call__(self, experiment: str, variant: str, seed: int, profile: str) -> tuple[str, dict | None]:
+        key = self.keys.get((experiment, variant, seed, profile))
+        if key is None:
+            try:
+                key = request_for(self.catalog, experiment, variant, seed, profile, self.settings, self.store,
+                                  self.fingerprints).key
+            except PendingDependency as pending:
+                return f"(waits for {pending.request.label})", None
+            except DependencyFailed as failed:
+                error = failed.record["error"]
+                return failed.request.key, {"status": failed.record["status"],
+                                            "error": {**error, "message": f"its budget comes from "
+                                                                          f"{failed.request.label}, "
+                                                                          f"which failed: {error['message']}"}}
+        record = self.store.get(key)
+        if record is None and key in self.store.refused:
+            return key, {"status": "error", "error": {"type": "RefusedRecord", "message": self.store.refused[key]}}
         return key, record
 
-    return lookup
+
+def record_lookup(catalog: Catalog, settings: Settings, store: ResultStore, fingerprints: dict[str, str],
+                  requests: Iterable[RunRequest] = ()) -> RecordLookup:
+    """`verify_claim`'s look-up (`RecordLookup`), knowing the keys of the planned `requests`."""
+    return RecordLookup(catalog, settings, store, fingerprints, requests)
 
 
 def profile_level_of(catalog: Catalog, verdict: Verdict) -> float:

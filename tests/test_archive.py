@@ -245,8 +245,8 @@ def test_an_archived_observation_of_another_config_is_not_taken_as_the_profiles(
     """FedRolex's learning tier changed its CNN and rounds after the archive was written: a record behind the
     archived observation, at hand, ran the old config, so the observation is not re-verified as the
     profile's (before: the old tier's numbers were shown under the new tier's level)."""
-    from harness.pipeline import _archived_config_changed
     from harness.verdicts.archive import Archive
+    from harness.verdicts.reverification import archived_config_changed
     claim = CATALOG.claim("fedrolex.accuracy.high-heterogeneity-ordering")
     spec = CATALOG.specs["fedrolex-cifar10"]
     current = spec.resolve("fedrolex-l2", "learning").model_dump(mode="json", exclude_none=False)
@@ -261,9 +261,9 @@ def test_an_archived_observation_of_another_config_is_not_taken_as_the_profiles(
         def reusable(self, key):
             return {"variant": "fedrolex-l2", "config": self.config}
 
-    assert "ran another config of fedrolex-l2 at learning" in _archived_config_changed(
+    assert "ran another config of fedrolex-l2 at learning" in archived_config_changed(
         CATALOG, claim, "learning", archive, Store(older))
-    assert _archived_config_changed(CATALOG, claim, "learning", archive, Store(current)) is None
+    assert archived_config_changed(CATALOG, claim, "learning", archive, Store(current)) is None
 
 
 def test_a_profiles_origin_does_not_accumulate_the_notes_of_each_report_that_carried_it(tmp_path) -> None:
@@ -294,8 +294,8 @@ def test_archived_values_of_seeds_the_profile_does_not_run_are_refused(tmp_path)
 def test_an_archived_observation_whose_config_digest_differs_is_not_taken_as_the_profiles() -> None:
     """With no record at hand, the config digest the archive recorded for each shown variant tells a changed
     profile (the HAS-FL learning tier's CNN widened after its archived runs)."""
-    from harness.pipeline import _archived_config_changed
     from harness.verdicts.archive import Archive, config_id
+    from harness.verdicts.reverification import archived_config_changed
     claim = CATALOG.claim("hasfl.table4.cifar10.estimate-tracks-capacity")
     spec = CATALOG.specs["hasfl-cifar10"]
     entry = {(claim.id, "learning"): {"runs": ["k0"], "numbers": {}}}
@@ -308,12 +308,12 @@ def test_an_archived_observation_whose_config_digest_differs_is_not_taken_as_the
         return Archive(Path("REPORT.json"), "abc", entry,
                        configs={config_id("hasfl-cifar10", "hasfl", "learning"): digest})
 
-    assert "ran another config of hasfl at learning" in _archived_config_changed(
+    assert "ran another config of hasfl at learning" in archived_config_changed(
         CATALOG, claim, "learning", archive("0" * 64), NoRecords())
-    assert _archived_config_changed(CATALOG, claim, "learning", archive(spec.config_digest("hasfl", "learning")),
-                                    NoRecords()) is None
-    assert _archived_config_changed(CATALOG, claim, "learning", Archive(Path("REPORT.json"), "abc", entry),
-                                    NoRecords()) is None  # an archive written before digests: not told
+    assert archived_config_changed(CATALOG, claim, "learning", archive(spec.config_digest("hasfl", "learning")),
+                                   NoRecords()) is None
+    assert archived_config_changed(CATALOG, claim, "learning", Archive(Path("REPORT.json"), "abc", entry),
+                                   NoRecords()) is None  # an archive written before digests: not told
 
 
 def test_a_config_digest_follows_the_spec() -> None:

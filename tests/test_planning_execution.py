@@ -367,3 +367,23 @@ def test_a_timed_run_gets_a_process_of_its_own(monkeypatch, settings) -> None:
     monkeypatch.setattr(execution, "ProcessPoolExecutor", Pool)
     execution._execute_alone(iter(()), replace(settings, workers=4), None, None, None)
     assert made[0]["max_workers"] == 1 and made[0]["max_tasks_per_child"] == 1
+
+
+def test_the_record_lookup_reads_the_plans_keys_and_plans_only_a_run_it_lacks(catalog, settings, monkeypatch) -> None:
+    """After execution the verifier's look-up takes a planned run's key from the plan's map (re-planning every
+    run a claim reads cost a closure hash per look-up); a run the plan does not list is planned at its look-up,
+    under the key the plan gives it."""
+    from harness import pipeline
+    store = ResultStore(settings.store_dir)
+    requests = _plan(catalog, settings, store)
+    planned_again = []
+    real = pipeline.request_for
+    monkeypatch.setattr(pipeline, "request_for", lambda *args, **kwargs: planned_again.append(args[1:5])
+                        or real(*args, **kwargs))
+    lookup = pipeline.record_lookup(catalog, settings, store, {}, requests)
+    assert [lookup(r.experiment, r.variant, r.seed, r.profile) for r in requests] == [(r.key, None) for r in requests]
+    assert planned_again == []
+    first, rest = requests[0], requests[1:]
+    partial = pipeline.record_lookup(catalog, settings, store, {}, rest)
+    assert partial(first.experiment, first.variant, first.seed, first.profile) == (first.key, None)
+    assert planned_again == [(first.experiment, first.variant, first.seed, first.profile)]

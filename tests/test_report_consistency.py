@@ -55,7 +55,7 @@ def test_the_committed_report_lists_each_run_once() -> None:
 
 
 def test_a_report_rebuilt_from_its_own_archive_adds_no_run_twice() -> None:
-    from harness.pipeline import listed_once
+    from harness.verdicts.archive import listed_once
     run = {"experiment": "e", "variant": "v", "seed": 0, "profile": "learning", "key": "k"}
     other = {**run, "seed": 1, "key": "k1"}
     assert listed_once([run, other, dict(run)]) == [run, other]

@@ -23,7 +23,8 @@ from rich.console import Console
 
 from harness.audit import analysis
 from harness.extensions import file_reference
-from harness.loading.catalog import Catalog, LoadedSpec, load_project
+from harness.loading.catalog import Catalog, load_project
+from harness.loading.loaded import LoadedSpec
 from harness.provenance import git_commit
 from harness.runners.parts import POLICIES
 from harness.running.execution import execute

@@ -5,59 +5,27 @@ each names its file, line and field and, for a misspelling, the closest valid na
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from harness.errors import Problem, SpecError, closest, did_you_mean
 from harness.extensions import ExtensionPoint, UnknownExtension
 from harness.kinds import kind as experiment_kind
-from harness.kinds.base import ExperimentKind
-from harness.loading import design_check
 from harness.loading.claim_checks import check_claim, check_families
-from harness.loading.configs import deep_merge, resolved_config, settings_at  # noqa: F401 (deep_merge: part of this module's API)
+from harness.loading.configs import deep_merge, settings_at  # noqa: F401 (deep_merge: part of this module's API)
+from harness.loading.loaded import LoadedClaim, LoadedSpec
 from harness.loading.patterns import claim_matcher
 from harness.loading.spec_checks import check_spec
 from harness.loading.studies import PAPER_PROFILE, LoadedStudy, generated_profiles, load_studies
 from harness.loading.validation_errors import problems_from
 from harness.loading.yamlsource import Document, load_document
-from harness.schema.claim import Claim, ClaimFile
+from harness.schema.claim import ClaimFile
 from harness.schema.spec import ExperimentSpec
-
-
-@dataclass
-class LoadedSpec:
-    spec: ExperimentSpec
-    doc: Document
-    kind: ExperimentKind
-
-    def resolve(self, variant: str, profile: str) -> BaseModel:
-        """The validated config of one variant at one profile (already checked at load)."""
-        return self.kind.config_model.model_validate(resolved_config(self.spec, variant, profile))
-
-    def config_digest(self, variant: str, profile: str) -> str:
-        """SHA-256 of the config the spec gives a variant at a profile (references to other runs unresolved):
-        what REPORT.json records per shown run, so a later report can tell the spec's scale changed since."""
-        config = self.resolve(variant, profile).model_dump(mode="json", exclude_none=False)
-        return hashlib.sha256(json.dumps(config, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
-@dataclass
-class LoadedClaim:
-    claim: Claim
-    paper: str
-    doc: Document
-    path: tuple[str | int, ...]
-
-    @property
-    def id(self) -> str:
-        return self.claim.id
 
 
 @dataclass
@@ -284,14 +252,10 @@ def installed_papers() -> list[Path]:
     return folders
 
 
-def load_project(settings, check_design: bool = False) -> Catalog:
-    """The project's claims and specs with those of every installed paper; with `check_design`, also refused
-    (SpecError) where an expectation is decidable at no number of seeds (`harness.loading.design_check`,
-    remembered in the settings' cache folder)."""
-    catalog = load_catalog(settings.claims_dir, settings.specs_dir, settings.root, installed_papers())
-    if check_design:
-        design_check.check_design(catalog, settings.cache_dir)
-    return catalog
+def load_project(settings) -> Catalog:
+    """The project's claims and specs with those of every installed paper. Whether each expectation is decidable
+    by design is not checked here: `harness.loading.design_check.check_design` does, where a command asks."""
+    return load_catalog(settings.claims_dir, settings.specs_dir, settings.root, installed_papers())
 
 
 def _declared_experiment_ids(specs_dir: Path) -> set[str]:

@@ -15,7 +15,7 @@ from harness.schema.observations import OBSERVATION_KEYS
 from harness.schema.observations.base import Shape
 
 if TYPE_CHECKING:
-    from harness.loading.catalog import LoadedClaim, LoadedSpec
+    from harness.loading.loaded import LoadedClaim, LoadedSpec
 
 
 def check_families(doc: Document, claim_file: ClaimFile, problems: list[Problem]) -> None:

@@ -15,7 +15,8 @@ from harness.schema.observations.base import Shape
 from harness.statistics.power import PRACTICAL_UNITS
 
 if TYPE_CHECKING:
-    from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec
+    from harness.loading.catalog import Catalog
+    from harness.loading.loaded import LoadedClaim, LoadedSpec
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 The check is mostly numerical integration (the correlation designs): seconds for the shipped project, most of a
 catalog load. So `load_catalog` leaves it to the commands that tell a user of undecidable claims
-(`fedclaims validate`, `design` and `plan`, through `load_project(..., check_design=True)`), and their answer is
-remembered as JSON in the cache folder (`design-check/<key>.json`), keyed by:
+(`fedclaims validate`, `design` and `plan`, through `harness.pipeline.select(..., check_design=True)`), and
+their answer is remembered as JSON in the cache folder (`design-check/<key>.json`), keyed by:
 - the catalog's files: each claim and spec document's name, data and line numbers (a problem names them);
 - the design's code: the import closures (`harness.provenance.code_fingerprint`, by content) of the check, of the
   claim schema and of each expectation and observation module (found by name, so in no importer's closure),

@@ -22,7 +22,7 @@ from harness.loading.yamlsource import Document
 from harness.schema.spec import ExperimentSpec, Profile, Study
 
 if TYPE_CHECKING:
-    from harness.loading.catalog import LoadedClaim, LoadedSpec
+    from harness.loading.loaded import LoadedClaim, LoadedSpec
     from harness.schema.claim import Claim
 
 PAPER_PROFILE = "paper"

@@ -7,16 +7,16 @@ from pathlib import Path
 from typing import Any
 
 from harness.loading.catalog import Catalog
-from harness.pipeline import Outcome, numerics_of, run_entry
+from harness.pipeline import Outcome, numerics_of
 from harness.report.studies import StudyReading, study_dicts
-from harness.verdicts.archive import config_id, sealed
+from harness.verdicts.archive import config_id, run_entry, sealed
 from methods.plain import json_safe
 
 
 def shown_configs(catalog: Catalog, runs: list[dict[str, Any]]) -> dict[str, str]:
     """The digest of the config the spec gave each (experiment, variant, profile) the report shows, as
     "experiment/variant/profile": a report re-verifying from this archive refuses an observation of another
-    config (`harness.pipeline`)."""
+    config (`harness.verdicts.reverification`)."""
     found = {}
     for run in runs:
         shown = config_id(run["experiment"], run["variant"], run["profile"])

@@ -2,38 +2,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.loading.catalog import Catalog
 from harness.loading.studies import LoadedStudy, StudyPoint, observed_variants
-
-if TYPE_CHECKING:
-    from harness.report.studies import ClaimReading
-
-
-@dataclass
-class PointCost:
-    """What one point of the axis cost: its runs' measured wall time, or an estimate where none ran."""
-
-    value: int | float
-    planned: int
-    walls: list[float]
-    estimate: float | None = None
-    """Seconds per run where no run is stored: the nearest measured point's mean scaled by the axis
-    ratio (a run's time is nearly all local training, proportional to data or epochs)."""
-
-    def text(self) -> str:
-        if self.walls:
-            mean = float(np.mean(self.walls))
-            return (f"| {self.value} | {len(self.walls)} of {self.planned} | {mean:,.0f} | "
-                    f"{sum(self.walls):,.0f} |")
-        if self.estimate is not None:
-            return (f"| {self.value} | 0 of {self.planned} | about {self.estimate:,.0f} (estimate) | "
-                    f"about {self.estimate * self.planned:,.0f} (estimate) |")
-        return f"| {self.value} | 0 of {self.planned} | — | — |"
+from harness.report.study_reading import ClaimReading, PointCost
 
 
 def point_costs(values: list[int | float], walls: dict[int | float, list[float]], planned: int) -> list[PointCost]:

@@ -15,7 +15,7 @@ import numpy as np
 from harness.statistics.trend import EXTRAPOLATED, MEASURED
 
 if TYPE_CHECKING:
-    from harness.report.studies import ClaimReading, SeriesTrend, StudyReading
+    from harness.report.study_reading import ClaimReading, SeriesTrend, StudyReading
 
 LOG_AXIS_SPAN = 10.0
 """Figures put the axis on a log scale when its points and the paper's scale span a decade or more."""

@@ -94,65 +94,73 @@ def execute(requests: Iterable[RunRequest], store: ResultStore, settings: Settin
         store.check()
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=False, disable=not console.is_terminal) as progress:
-            _run_todo(todo, store, settings, console, summary, progress)
+            RunBatch(todo, store, settings, console, summary, progress).run()
     summary.seconds += time.time() - started
     summary.events = list(store.events)
     return summary
 
 
-def _run_todo(todo: list[RunRequest], store: ResultStore, settings: Settings, console: Console,
-              summary: ExecutionSummary, progress: Progress) -> None:
-    """Run the missing runs this invocation can claim, then those other invocations held and left unrun."""
-    runner = {"local": _execute_local, "processes": _execute_pool, "ray": _execute_ray}[settings.executor]
-    # `local` runs everything one at a time in this process (where a test's patches reach); the others
-    # give each timed run a process of its own
-    alone_runner = _execute_local if settings.executor == "local" else _execute_alone
-    task = progress.add_task(f"running {len(todo)} runs ({summary.reused} reused)", total=len(todo))
+class RunBatch:
+    """The missing runs of one wave as they execute: each claimed (`RunClaims`) before it runs, stored and
+    counted in the summary as it finishes, the progress bar advanced; then those other invocations held and
+    left unrun."""
 
-    def stored_elsewhere(request: RunRequest) -> None:
-        summary.reused += 1
-        summary.run_elsewhere += 1
-        progress.advance(task)
+    def __init__(self, todo: list[RunRequest], store: ResultStore, settings: Settings, console: Console,
+                 summary: ExecutionSummary, progress: Progress) -> None:
+        self.todo, self.store, self.settings, self.console = todo, store, settings, console
+        self.summary, self.progress = summary, progress
+        self.task = progress.add_task(f"running {len(todo)} runs ({summary.reused} reused)", total=len(todo))
+        self.claims = RunClaims(store, self.stored_elsewhere)
+        self.finished_before = self._finished()  # by earlier waves
+        self.started = time.monotonic()
 
-    claims = RunClaims(store, stored_elsewhere)
-    finished_before = summary.ran + summary.failed + summary.unavailable  # by earlier waves
-    started = time.monotonic()
+    def run(self) -> None:
+        runner = {"local": _execute_local, "processes": _execute_pool, "ray": _execute_ray}[self.settings.executor]
+        # `local` runs everything one at a time in this process (where a test's patches reach); the others
+        # give each timed run a process of its own
+        alone_runner = _execute_local if self.settings.executor == "local" else _execute_alone
+        pending = self.todo
+        try:
+            while pending:
+                shared, alone = _timed_apart(pending)
+                runner(self.claims.claimed(shared), self.settings, self.progress, self.task, self.finished)
+                alone_runner(self.claims.claimed(alone), self.settings, self.progress, self.task, self.finished)
+                if self.claims.deferred:
+                    count = len(self.claims.deferred)
+                    self.console.print(f"{count} run{' is' if count == 1 else 's are'} being run by another "
+                                       "invocation on this store; waiting for them")
+                pending = self.claims.await_deferred(lambda text: self.progress.update(self.task, description=text))
+        except KeyboardInterrupt:
+            self.console.print(f"[yellow]interrupted[/yellow]: {self._finished() - self.finished_before} of "
+                               f"{len(self.todo)} runs finished and stored; run the same command again to resume")
+            raise
+        finally:
+            self.claims.release_all()
 
-    def finished(request: RunRequest, record: dict[str, Any]) -> None:
-        store.put(record)
-        claims.release(request.key)
+    def stored_elsewhere(self, request: RunRequest) -> None:
+        self.summary.reused += 1
+        self.summary.run_elsewhere += 1
+        self.progress.advance(self.task)
+
+    def finished(self, request: RunRequest, record: dict[str, Any]) -> None:
+        self.store.put(record)
+        self.claims.release(request.key)
         status = record["status"]
         if status == "ok":
-            summary.ran += 1
+            self.summary.ran += 1
         elif status == "unavailable":
-            summary.unavailable += 1
+            self.summary.unavailable += 1
         else:
-            summary.failed += 1
-            console.print(f"[red]ERROR[/red] {request.label}: {record['error']['message']}")
-        progress.advance(task)
-        if not console.is_terminal:  # a log or a pipe has no bar: a line per run, unwrapped
-            done = summary.ran + summary.failed + summary.unavailable - finished_before
-            console.print(f"{done}/{len(todo)} runs finished ({time.monotonic() - started:.0f} s): "
-                          f"{request.label}: {status}", highlight=False, soft_wrap=True)
+            self.summary.failed += 1
+            self.console.print(f"[red]ERROR[/red] {request.label}: {record['error']['message']}")
+        self.progress.advance(self.task)
+        if not self.console.is_terminal:  # a log or a pipe has no bar: a line per run, unwrapped
+            self.console.print(f"{self._finished() - self.finished_before}/{len(self.todo)} runs finished "
+                               f"({time.monotonic() - self.started:.0f} s): {request.label}: {status}",
+                               highlight=False, soft_wrap=True)
 
-    pending = todo
-    try:
-        while pending:
-            shared, alone = _timed_apart(pending)
-            runner(claims.claimed(shared), settings, progress, task, finished)
-            alone_runner(claims.claimed(alone), settings, progress, task, finished)
-            if claims.deferred:
-                count = len(claims.deferred)
-                console.print(f"{count} run{' is' if count == 1 else 's are'} being run by another invocation on "
-                              "this store; waiting for them")
-            pending = claims.await_deferred(lambda text: progress.update(task, description=text))
-    except KeyboardInterrupt:
-        done = summary.ran + summary.failed + summary.unavailable - finished_before
-        console.print(f"[yellow]interrupted[/yellow]: {done} of {len(todo)} runs finished and stored; "
-                      "run the same command again to resume")
-        raise
-    finally:
-        claims.release_all()
+    def _finished(self) -> int:
+        return self.summary.ran + self.summary.failed + self.summary.unavailable
 
 
 def _timed_apart(todo: list[RunRequest]) -> tuple[list[RunRequest], list[RunRequest]]:

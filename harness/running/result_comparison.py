@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.kinds.base import ExperimentKind
-from harness.loading.catalog import LoadedClaim
+from harness.loading.loaded import LoadedClaim
 from harness.running.store import canonical
 
 

@@ -37,7 +37,7 @@ from dataclasses import replace
 
 from rich.console import Console
 
-from harness.loading.catalog import LoadedClaim
+from harness.loading.loaded import LoadedClaim
 from harness.pipeline import MAX_DEPENDENCY_WAVES, Outcome, record_lookup, verify
 from harness.running.execution import execute
 from harness.running.planning import plan_variants, referenced_variants, variants_needed

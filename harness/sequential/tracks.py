@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.loading.catalog import LoadedClaim
+from harness.loading.loaded import LoadedClaim
 from harness.pipeline import Outcome
 from harness.running.execution import ExecutionSummary
 from harness.sequential.recorded import Recorded

@@ -20,13 +20,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.loading.catalog import Catalog, LoadedClaim, LoadedSpec
+from harness.loading.catalog import Catalog
+from harness.loading.loaded import LoadedClaim, LoadedSpec
 from harness.schema.observations.base import Shape
 from harness.statistics.correlation_estimates import Correlation
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import Verdict, _record_decision, evaluate, verdict_head, verify_claim
+
+if TYPE_CHECKING:
+    from harness.running.planning import RunRequest
+    from harness.running.store import ResultStore
 
 SPREAD_PREFIX = "spread reference: "
 FROM_RECORDS_NOTE = "; here "
@@ -37,6 +42,23 @@ ARCHIVE_FORMAT = 1
 
 def config_id(experiment: str, variant: str, profile: str) -> str:
     return f"{experiment}/{variant}/{profile}"
+
+
+def run_entry(request: RunRequest, store: ResultStore | None, profile: str | None = None) -> dict:
+    """A run as REPORT.json lists it: its identity, its key, and the content digest (checksum) of the record
+    its values were read from, None where there is none here (nor for a record that is retried every time,
+    such as one whose data was unavailable)."""
+    record = store.reusable(request.key) if store is not None else None
+    return {"experiment": request.experiment, "variant": request.variant, "seed": request.seed,
+            "profile": profile or request.profile, "key": request.key, "record": (record or {}).get("checksum")}
+
+
+def listed_once(runs: list[dict]) -> list[dict]:
+    """The runs in their first order, each listed once: an archive's own list already names the runs its
+    report verified from records, which this report adds again where it does the same."""
+    return list({(r.get("experiment"), r.get("variant"), r.get("seed"), r.get("profile"), r.get("key")): r
+                 for r in runs}.values())
+
 
 
 def _digest(body: dict[str, Any]) -> str:

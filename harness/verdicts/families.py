@@ -12,7 +12,7 @@ from harness.statistics.outcome import FAIL, INCONCLUSIVE, PASS, most_needed
 from harness.statistics.power import Power, one_sided_units, sign_power, spread_power
 
 if TYPE_CHECKING:
-    from harness.verdicts.verify import Verdict
+    from harness.verdicts.verdict import Verdict
 
 def _rejection_p(evidence: list[Evidence], alpha: float) -> float:
     """The p-value with which a claim rejects its null, on the scale of its own α: the weakest

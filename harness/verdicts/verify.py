@@ -47,11 +47,10 @@ decide it (`ExpectationBase.decide`). This module screens an observation before 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from harness.kinds.evaluations import MissingValue
-from harness.loading.catalog import Catalog, LoadedClaim
+from harness.loading.catalog import Catalog
+from harness.loading.loaded import LoadedClaim
 from harness.numerics import fingerprint
 from harness.running.planning import variants_needed
 from harness.schema.expectations.base import ExpectationBase
@@ -62,39 +61,10 @@ from harness.statistics.series import Observed
 from harness.statistics.values import not_a_number
 from harness.verdicts.families import apply_families, power_at_levels
 from harness.verdicts.observe import observe
+from harness.verdicts.verdict import Verdict
 
 __all__ = ["ERROR", "FAIL", "INCONCLUSIVE", "PASS", "SKIPPED", "STATUSES", "Decision", "Verdict", "apply_families",
            "evaluate", "mixed_numerics_text", "power_at_levels", "verdict_head", "verify_claim"]
-
-
-@dataclass
-class Verdict:
-    claim: str
-    paper: str
-    profile: str
-    experiment: str
-    source: str
-    statement: str
-    expectation: str
-    status: str
-    reason: str
-    observed: str = ""
-    numbers: dict[str, Any] = field(default_factory=dict)
-    runs: list[str] = field(default_factory=list)
-    power: dict[str, Any] | None = None
-    data_unavailable: bool = False
-    """SKIPPED because a data set the claim needs is not on this machine (not a verdict on the claim)."""
-    evidence: list[dict[str, Any]] = field(default_factory=list)
-    """The comparisons the verdict rests on (`harness.statistics.evidence.Evidence`), each in its test statistic."""
-    margins: dict[str, float] = field(default_factory=dict)
-    """How far (in standard errors of its statistics) the verdict is from each other verdict."""
-    margin: str = ""
-    numerics: list[str] = field(default_factory=list)
-    """Numerics fingerprints of the records behind the verdict (more than one: mixed numerics)."""
-    family: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # --- screening: what no test of an expectation decides ---------------------------------------
