@@ -33,7 +33,7 @@ from harness.provenance import code_hash
 from harness.running.bundle import RecordBundle
 from harness.running.execution import execute
 from harness.running.fetching import survey_data
-from harness.running.planning import PendingDependency, RunRequest, request_for
+from harness.running.planning import DependencyFailed, PendingDependency, RunRequest, request_for
 from harness.running.result_comparison import claimed_arguments, differences
 from harness.running.store import ResultStore
 from harness.settings import Settings
@@ -97,7 +97,8 @@ class Outcome:
 def golden_requests(catalog: Catalog, settings: Settings, store: ResultStore,
                     experiments: list[str] | None = None) -> dict[str, RunRequest]:
     """Seed 0 of every variant at the smoke profile, of every experiment (or those named), keyed
-    'experiment/variant'; a variant whose config refers to a run not stored yet is left out."""
+    'experiment/variant'; a variant whose config refers to a run not stored yet, or one that failed (its
+    data missing), is left out."""
     chosen = [name for name in catalog.specs if experiments is None or name in experiments]
     names = sorted({d for name in chosen for v in catalog.specs[name].spec.variants
                     for d in catalog.specs[name].kind.datasets(catalog.specs[name].resolve(v, PROFILE))})
@@ -111,7 +112,7 @@ def golden_requests(catalog: Catalog, settings: Settings, store: ResultStore,
             try:
                 requests[f"{name}/{variant}"] = request_for(catalog, name, variant, SEED, PROFILE, settings, store,
                                                             data)
-            except PendingDependency:
+            except (PendingDependency, DependencyFailed):
                 continue
     return requests
 
