@@ -8,7 +8,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -21,22 +21,21 @@ from methods.seeding import numpy_rng
 
 # fedclaims behaviour version: 1
 
-if TYPE_CHECKING:
-    from methods.federated.config import FederationConfig
-
 
 @dataclass(frozen=True)
 class PolicyContext:
     """What a policy is built from.
 
-    ``settings``: the policy's own `Settings`, validated. ``client_sizes``: each client's number
-    of training samples (a server knows it from the updates it receives). ``oracle_tv``: each
+    ``config``: the run's `methods.federated.config.FederationConfig` (typed loosely: that module
+    imports this one for its default policy). ``settings``: the policy's own `Settings`, validated.
+    ``client_sizes``: each client's number of training samples (a server knows it from the updates it
+    receives). ``oracle_tv``: each
     client's ground-truth label skew (TV distance), which no real server has: the harness passes
     it so that a positive control (a policy that allocates by the truth) can be audited; a
     policy meant for real use must not read it.
     """
 
-    config: FederationConfig
+    config: Any
     settings: Any
     caps: np.ndarray
     seed: int

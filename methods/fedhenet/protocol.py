@@ -33,6 +33,35 @@ def _clock() -> float:
     return time.perf_counter()
 
 
+def _encrypted_sum(stats: Sequence[rolann.ClientStats], per_client: list[dict[str, Any]], ckks: CkksParams,
+                   seconds: dict[str, float]) -> tuple[np.ndarray, int, tuple[Coordinator, bytes, np.ndarray]]:
+    """Each client's M encrypted under a context only the clients hold, summed by a coordinator holding the
+    public context alone, and decrypted by a client: (the sum, the bytes a client downloads for it, the
+    coordinator with one client's first ciphertext and its plaintext, to check what it could read)."""
+    t = _clock()
+    ctx = create_context(ckks)
+    coordinator = Coordinator(public_context(ctx))
+    seconds["context_setup"] = _clock() - t
+    seconds["encrypt"] = 0.0
+    probe: tuple[bytes, np.ndarray] | None = None
+    for record, st in zip(per_client, stats):
+        t = _clock()
+        payload = encrypt_columns(ctx, st.M, ckks)
+        seconds["encrypt"] += _clock() - t
+        record["m_encrypted_bytes"] = sum(len(b) for b in payload)
+        coordinator.add(payload)
+        if probe is None:
+            probe = (payload[0], st.M[:, 0])
+    if probe is None:
+        raise ValueError("no client holds data")
+    summed = coordinator.encrypted_sum()
+    seconds["aggregate_encrypted"] = coordinator.seconds
+    t = _clock()
+    m = decrypt_columns(ctx, summed)
+    seconds["decrypt_per_client"] = _clock() - t
+    return m, sum(len(b) for b in summed), (coordinator, *probe)
+
+
 def run_fedhenet(client_features: Sequence[np.ndarray], client_labels: Sequence[np.ndarray],
                  test_features: np.ndarray, test_labels: np.ndarray, num_classes: int, *,
                  encrypted: bool, ckks: CkksParams = CkksParams(), lam: float = 0.0,
@@ -59,32 +88,15 @@ def run_fedhenet(client_features: Sequence[np.ndarray], client_labels: Sequence[
     seconds["merge_us"] = _clock() - t
     download_bytes = u.nbytes + s.nbytes
 
-    probe: tuple[bytes, np.ndarray] | None = None
+    exposure_probe: tuple[Coordinator, bytes, np.ndarray] | None = None
     if encrypted:
-        t = _clock()
-        ctx = create_context(ckks)
-        coordinator = Coordinator(public_context(ctx))
-        seconds["context_setup"] = _clock() - t
-        seconds["encrypt"] = 0.0
-        for record, st in zip(per_client, stats):
-            t = _clock()
-            payload = encrypt_columns(ctx, st.M, ckks)
-            seconds["encrypt"] += _clock() - t
-            record["m_encrypted_bytes"] = sum(len(b) for b in payload)
-            coordinator.add(payload)
-            if probe is None:
-                probe = (payload[0], st.M[:, 0])
-        summed = coordinator.encrypted_sum()
-        seconds["aggregate_encrypted"] = coordinator.seconds
-        download_bytes += sum(len(b) for b in summed)
-        t = _clock()
-        m = decrypt_columns(ctx, summed)
-        seconds["decrypt_per_client"] = _clock() - t
+        m, downloaded, exposure_probe = _encrypted_sum(stats, per_client, ckks, seconds)
     else:
         t = _clock()
         m = np.sum([st.M for st in stats], axis=0)
         seconds["aggregate_plain"] = _clock() - t
-        download_bytes += m.nbytes
+        downloaded = m.nbytes
+    download_bytes += downloaded
 
     t = _clock()
     w = rolann.solve(u, s, m, lam=lam, rcond=rcond)
@@ -93,7 +105,7 @@ def run_fedhenet(client_features: Sequence[np.ndarray], client_labels: Sequence[
     seconds["total"] = _clock() - start
     he = sum(seconds.get(k, 0.0) for k in ("encrypt", "aggregate_encrypted", "decrypt_per_client"))
     # After the clock: a check of the coordinator, not a step of the protocol.
-    exposure = coordinator_exposure(coordinator, *probe) if probe is not None else None
+    exposure = coordinator_exposure(*exposure_probe) if exposure_probe is not None else None
 
     def mean(key: str) -> float:
         return float(np.mean([r[key] for r in per_client]))
