@@ -69,6 +69,11 @@ class Metric:
     the claim is ERROR, naming the record, variant, seed and round; `harness.kinds.evaluations`)."""
     example_args: Mapping[str, Any] | None = None
     """Arguments to read an example record with, where `args` has required fields."""
+    unseeded: bool | Callable[[Mapping[str, Any]], bool] = False
+    """True when a source of randomness no seed reaches draws the value (CKKS encryption's keys and noise):
+    a re-run of the same config and seed gives other bits, so the golden guard
+    (`harness.running.golden`) leaves it out of its bit-for-bit comparison and says so. A callable decides
+    from the run's resolved config."""
     proxy: str | Callable[[Result], str] = ""
     """What the value stands in for, with the conversion, where it is not the paper's own quantity
     (communication counted in coordinates, computation in MACs, energy from CPU time); a callable
@@ -80,6 +85,9 @@ class Metric:
     def is_numerics_invariant(self, config: Mapping[str, Any]) -> bool:
         invariant = self.numerics_invariant
         return invariant(config) if callable(invariant) else bool(invariant)
+
+    def is_unseeded(self, config: Mapping[str, Any]) -> bool:
+        return self.unseeded(config) if callable(self.unseeded) else bool(self.unseeded)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,11 @@ def _encrypted_field(key: str):
     return compute
 
 
+def _encrypted(config) -> bool:
+    """Whether the run aggregates under CKKS, whose keys and encryption noise TenSEAL draws unseeded."""
+    return bool(config.get("encrypted"))
+
+
 def _coordinator(key: str):
     """1.0 / 0.0 from what an encrypted run recorded of its coordinator; NaN for other runs."""
     def compute(result, args) -> float:
@@ -146,7 +151,8 @@ FEDHENET = ExperimentKind(
                          deterministic=True, numerics_invariant=True),
         "max_abs_diff_to_centralised": Metric(
             "max |W_federated - W_centralised| (centralised ROLANN on the pooled training features, same run; "
-            "FedHENet on cached features)", _field("max_abs_diff_to_centralised"), numerics_invariant=True),
+            "FedHENet on cached features)", _field("max_abs_diff_to_centralised"), numerics_invariant=True,
+            unseeded=_encrypted),
         "accuracy_gap_to_centralised": Metric(
             "federated minus centralised test accuracy (same run; FedHENet on cached features)",
             _gap_to_centralised, unit="percentage points", numerics_invariant=True),

@@ -1,11 +1,11 @@
-"""Whether a re-run gave a record's result, bit for bit, in everything its kind declares (what `fedclaims store
-migrate` checks before carrying a group of records over to this code's keys)."""
+"""Whether a re-run gave a record's result, bit for bit, in everything its kind declares (what the golden guard,
+`harness.running.golden`, checks of a golden run whose code changed)."""
 from __future__ import annotations
 
 import math
 import struct
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -27,12 +27,13 @@ def claimed_arguments(claims: list[LoadedClaim], experiment: str) -> dict[str, l
 
 
 def differences(kind: ExperimentKind, arguments: dict[str, list[dict]], old: dict[str, Any],
-                new: dict[str, Any]) -> list[str]:
+                new: dict[str, Any], config: Mapping[str, Any] | None = None) -> list[str]:
     """Where two results of one run differ, bit for bit, in what the kind declares: every metric not
     declared `varies` (with no arguments where it takes none, else with each set the claims give)
     and every per-client quantity; and in the fields the result holds (an older record lacking a field
     today's runner records, such as the test set's chance, would carry a result no run of this code
-    gives). Comparing nothing is a difference: it would vouch for nothing."""
+    gives). With the run's `config`, a metric drawn by randomness no seed reaches (`Metric.unseeded`) is
+    left out too. Comparing nothing is a difference: it would vouch for nothing."""
     found, compared = [], 0
     if isinstance(old, dict) and isinstance(new, dict) and set(old) != set(new):
         missing, extra = sorted(set(new) - set(old)), sorted(set(old) - set(new))
@@ -40,7 +41,7 @@ def differences(kind: ExperimentKind, arguments: dict[str, list[dict]], old: dic
             f"the record lacks {', '.join(missing)}" if missing else "",
             f"the re-run lacks {', '.join(extra)}" if extra else "") if part))
     for name, metric in sorted(kind.metrics.items()):
-        if metric.varies:
+        if metric.varies or (config is not None and metric.is_unseeded(config)):
             continue
         for args in _argument_sets(metric.args, arguments.get(name, [])):
             shown = f"{name}({canonical(args.model_dump(mode='json'))})" if type(args).model_fields else name
