@@ -28,6 +28,7 @@ from harness.runners.federated import (
     TrainedFederation,
     build_federation,
     draw_caps,
+    federated_record,
     train_federation,
 )
 from harness.runners.federated import Config as FederatedTrainingConfig
@@ -67,7 +68,7 @@ __all__ = [
     # training a federation and what it leaves to measure
     "BuiltFederation", "ClientData", "FederatedDataset", "FederationConfig", "FederationResult", "RoundRecord",
     "TrainedFederation", "build_federation", "draw_capacity_caps", "draw_caps", "equal_share_caps",
-    "majority_accuracy", "run_federation", "train_federation",
+    "federated_record", "majority_accuracy", "run_federation", "train_federation",
     # models: width-sliceable families, sub-models and their evaluation
     "SliceableFamily", "SubmodelView", "build_model_family", "default_init_", "evaluate", "kept_units", "load_params",
     # a method's parts: allocation policies, local objectives, round hooks and their settings

@@ -20,7 +20,7 @@ SNAPSHOT = [
     # training a federation and what it leaves to measure
     "BuiltFederation", "ClientData", "FederatedDataset", "FederationConfig", "FederationResult", "RoundRecord",
     "TrainedFederation", "build_federation", "draw_capacity_caps", "draw_caps", "equal_share_caps",
-    "majority_accuracy", "run_federation", "train_federation",
+    "federated_record", "majority_accuracy", "run_federation", "train_federation",
     # models: width-sliceable families, sub-models and their evaluation
     "SliceableFamily", "SubmodelView", "build_model_family", "default_init_", "evaluate", "kept_units", "load_params",
     # a method's parts: allocation policies, local objectives, round hooks and their settings

@@ -297,7 +297,14 @@ def train_federation(config: Config, seed: int, context: RunContext,
 
 
 def run(config: Config, seed: int, context: RunContext) -> dict:
-    trained = train_federation(config, seed, context)
+    return federated_record(config, train_federation(config, seed, context))
+
+
+def federated_record(config: Config, trained: TrainedFederation) -> dict:
+    """The result a `federated_training` run records of a trained federation: the round loop's result, the
+    federation's config, each width's costs, the clients' label skew and sizes, the test set's size and
+    chance (its majority label's accuracy), the data's fingerprint. A kind built on `train_federation`
+    starts its own record from it, so the federated kind's metrics read it too."""
     federated = trained.federation.data
     record = trained.result.to_dict()
     record["config"] = config.federation.model_dump(mode="json")
