@@ -147,3 +147,54 @@ def test_a_stray_file_and_a_plan_whose_seeds_have_no_records_are_named(project: 
     if "not checked (their data is not here)" in out:
         pytest.skip("CIFAR-10 is not on this machine ($FEDCLAIMS_DATA): the plan's runs cannot be keyed")
     assert "has no committed record" in out and "learning.json: claims." in out
+
+
+def _project_with_claims_records(tmp_path: Path, claim: str, profile: str, drop: int) -> tuple[Path, list[str]]:
+    """A project (claims, specs, REPORT.json) holding the committed records of the claim's runs at the profile
+    as REPORT.json lists them, less `drop` of them: (its root, the run keys)."""
+    root = tmp_path / "project"
+    for folder in ("claims", "specs"):
+        shutil.copytree(REPO / folder, root / folder)
+    report = json.loads((REPO / "REPORT.json").read_text(encoding="utf-8"))
+    verdict = next(v for v in report["verdicts"] if (v["claim"], v["profile"]) == (claim, profile))
+    keys = list(dict.fromkeys(verdict["runs"]))
+    committed = RecordBundle(REPO / "records")
+    RecordBundle(root / "records").add(committed.read(key) for key in keys[drop:])
+    (root / "REPORT.json").write_text(json.dumps(report), encoding="utf-8")
+    return root, keys
+
+
+def _forged(root: Path, claim: str, profile: str) -> Path:
+    """REPORT.json with every archived value of the claim at the profile raised by 1, sealed again."""
+    from harness.verdicts.archive import sealed as sealed_archive
+    path = root / "REPORT.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for verdict in data["verdicts"]:
+        if (verdict["claim"], verdict["profile"]) == (claim, profile):
+            for series in verdict["numbers"].values():
+                series["values"] = {seed: value + 1.0 for seed, value in series["values"].items()}
+    path.write_text(json.dumps(sealed_archive(data)), encoding="utf-8")
+    return path
+
+
+def test_a_resealed_archive_does_not_decide_by_one_missing_record_while_the_others_contradict_it(tmp_path) -> None:
+    from harness.pipeline import verify
+    from harness.settings import Settings
+    from harness.verdicts.archive import load_archive
+
+    claim, profile = "fedrolex.accuracy.low-heterogeneity-beats-heterofl", "standard"
+    data = Settings.from_env(REPO).data_dir
+    if data is None:
+        pytest.skip("CIFAR-10 is not on this machine ($FEDCLAIMS_DATA): the claim's runs cannot be keyed")
+    root, keys = _project_with_claims_records(tmp_path, claim, profile, drop=1)
+    settings = Settings(root=root, store_dir=tmp_path / "store", cache_dir=tmp_path / "cache", data_dir=data,
+                        download=False, executor="local", committed_records=True)
+    genuine = verify(settings, pattern=f"^{claim}$", profiles=(), run=False,
+                     archive=load_archive(root / "REPORT.json"), archived=(profile,))
+    verdict = next(v for v in genuine.verdicts if v.profile == profile)
+    assert verdict.status == "FAIL" and verdict.numbers, verdict.reason  # the archive's, a record missing
+    with pytest.raises(ValueError, match=f"claim {claim} at {profile}, series .*: archived value .* differs from "
+                                         "its record's .*the archive was edited"):
+        verify(settings, pattern=f"^{claim}$", profiles=(), run=False, archive=load_archive(_forged(root, claim,
+                                                                                                     profile)),
+               archived=(profile,))
