@@ -158,17 +158,18 @@ def _compared(run: str, request: RunRequest, golden: dict[str, Any] | None, new:
         return Outcome(run, request, "not run", [str(why)])
     kind = catalog.specs[request.experiment].kind
     here = numerics(settings.device, settings.threads)["fingerprint"]
+    unseeded = [name for name, metric in kind.metrics.items() if metric.is_unseeded(request.config)]
+    notes = [f"not compared, drawn by randomness no seed reaches: {', '.join(unseeded)}"] if unseeded else []
     if fingerprint(golden) == here:
         found = differences(kind, arguments, golden["result"], new["result"], request.config)
-        unseeded = [name for name, metric in kind.metrics.items() if metric.is_unseeded(request.config)]
-        note = [f"not compared, drawn by randomness no seed reaches: {', '.join(unseeded)}"] if unseeded else []
-        return Outcome(run, request, "moved" if found else "same numbers", [*found, *note])
+        return Outcome(run, request, "moved" if found else "same numbers", [*found, *notes])
     invariant = {name for name, metric in kind.metrics.items() if metric.is_numerics_invariant(request.config)}
     only = replace(kind, metrics={n: m for n, m in kind.metrics.items() if n in invariant}, client_quantities={})
     found = differences(only, arguments, golden["result"], new["result"], request.config) if invariant else []
-    note = (f"made under numerics {fingerprint(golden)}, here {here}: compared {len(invariant)} numerics-invariant "
-            f"metric(s) bit for bit; {len(kind.metrics) - len(invariant)} trained one(s) unchecked on this machine")
-    return Outcome(run, request, "moved" if found else "same numbers", [*found, note])
+    notes.append(f"made under numerics {fingerprint(golden)}, here {here}: compared {len(invariant)} "
+                 f"numerics-invariant metric(s) bit for bit; {len(kind.metrics) - len(invariant)} trained one(s) "
+                 "unchecked on this machine")
+    return Outcome(run, request, "moved" if found else "same numbers", [*found, *notes])
 
 
 def record(catalog: Catalog, settings: Settings, store: ResultStore, console: Console | None = None) -> list[Outcome]:
