@@ -198,3 +198,19 @@ def test_a_resealed_archive_does_not_decide_by_one_missing_record_while_the_othe
         verify(settings, pattern=f"^{claim}$", profiles=(), run=False, archive=load_archive(_forged(root, claim,
                                                                                                      profile)),
                archived=(profile,))
+
+
+def test_a_claim_reading_a_refused_record_is_error_naming_it_never_a_verdict_from_it(project: Path, tmp_path) -> None:
+    from harness.pipeline import verify
+    from harness.settings import Settings
+
+    claim = "hasfl.alloc.cap-at-2.4-for-tier-1.0"
+    settings = Settings(root=project, store_dir=tmp_path / "store", cache_dir=tmp_path / "cache", data_dir=None,
+                        download=False, executor="local", committed_records=True)
+    before = next(v for v in verify(settings, pattern=f"^{claim}$", run=False).verdicts)
+    assert before.status == "PASS"
+    bundle = RecordBundle(project / "records")
+    key = before.runs[0]
+    path = _plant(bundle, key, _resealed(bundle.read(key), note="edited"))
+    after = next(v for v in verify(settings, pattern=f"^{claim}$", run=False).verdicts)
+    assert after.status == "ERROR" and "RefusedRecord" in after.reason and str(path) in after.reason
