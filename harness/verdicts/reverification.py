@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from harness.loading.catalog import Catalog
 from harness.loading.loaded import LoadedClaim
@@ -102,6 +103,18 @@ class ArchiveReverification:
                                      f"numerics {', '.join(numerics) or 'none'})")
 
 
+def _runs_config(spec: Any, recorded: Any) -> bool:
+    """Whether a record ran the config the spec gives: equal, where a value the spec takes from another run's
+    record (`{match: variant, metric: name}`) is the number that record gave."""
+    if isinstance(spec, dict) and set(spec) == {"match", "metric"}:
+        return isinstance(recorded, (int, float)) and not isinstance(recorded, bool)
+    if isinstance(spec, dict) and isinstance(recorded, dict):
+        return set(spec) == set(recorded) and all(_runs_config(spec[k], recorded[k]) for k in spec)
+    if isinstance(spec, list) and isinstance(recorded, list):
+        return len(spec) == len(recorded) and all(map(_runs_config, spec, recorded))
+    return spec == recorded
+
+
 def archived_config_changed(catalog: Catalog, claim: LoadedClaim, profile: str, archive: Archive, store: ResultStore
                             ) -> str | None:
     """Why the archive's observation of a claim no longer describes the profile (the profile's scale changed
@@ -120,7 +133,7 @@ def archived_config_changed(catalog: Catalog, claim: LoadedClaim, profile: str, 
         if record is None or record.get("variant") not in spec.spec.variants:
             continue
         now = spec.resolve(record["variant"], profile).model_dump(mode="json", exclude_none=False)
-        if record.get("config") != now:
+        if not _runs_config(now, record.get("config")):
             return (f"the archived observation ran another config of {record['variant']} at {profile} than the spec "
                     f"now gives (its record {key[:16]}), so it is not re-verified as this profile's")
     return None
