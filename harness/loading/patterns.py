@@ -14,7 +14,7 @@ import fnmatch
 import re
 from collections.abc import Callable
 
-MAX_LENGTH = 200
+MAX_LENGTH = 1000
 MAX_REPEATS = 3
 """Repeats (`*`, `+`, `{m,}`, `{m,n}`) a regex may hold: three keep a search of a claim id within milliseconds."""
 MAX_OPTIONAL = 8

@@ -276,8 +276,9 @@ def check(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = Tr
         outcome.claims[verdict.claim] = claim
         for label, now, then in claim.drift_series:
             named = then if then.get("quantity") else now  # the quantity as the baseline recorded it
+            recorded = drift_io.recorded(measured, verdict.experiment, verdict.numerics)
             test = drift_io.drift_test(verdict.claim, label, drift_io.group_key(verdict.experiment, named), now,
-                                       then, measured)
+                                       then, measured, recorded)
             if test is not None:
                 tests.append(test)
     outcome.drift_tests = len(tests)
@@ -344,8 +345,11 @@ def _drift_design(verdict: Verdict, entry: dict[str, Any] | None, measured: dict
         seeds = sum(v is not None and math.isfinite(v) for v in numbers.get("values", {}).values())
         sd = numbers.get("std")
         sd = float(sd) if sd is not None and math.isfinite(sd) else math.nan
-        group = drift_io.group_key(entry.get("experiment", verdict.experiment), numbers)
-        designed.append(_DesignedSeries(label, drift_io.scale(measured, group, sd, seeds, label), seeds, sd))
+        experiment = entry.get("experiment", verdict.experiment)
+        group = drift_io.group_key(experiment, numbers)
+        recorded = drift_io.recorded(measured, experiment, verdict.numerics)
+        designed.append(_DesignedSeries(label, drift_io.scale(measured, group, sd, seeds, label, recorded), seeds,
+                                        sd))
     return designed
 
 

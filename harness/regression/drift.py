@@ -56,6 +56,7 @@ POWER = 0.8
 """The detection probability at which a check states the smallest change it can see."""
 
 MEASURED, OWN, LARGEST, FALLBACK = "group", "series", "largest series", "fallback"
+UNRECORDED = "unrecorded numerics"
 
 
 def group_key(experiment: str, series: Mapping[str, Any]) -> str:
@@ -85,7 +86,9 @@ class Scale:
                OWN: f"this series' own measured drift, {self.count} df: its group's series drift differently",
                LARGEST: f"its group's largest series drift, {self.count} df: the group's series drift differently "
                         "and this one was not measured",
-               FALLBACK: f"NOT MEASURED: √2 × the recorded seed sd, {self.count} df"}[self.source]
+               FALLBACK: f"NOT MEASURED: √2 × the recorded seed sd, {self.count} df",
+               UNRECORDED: f"these numerics are in no recording, and √2 × the recorded seed sd ({self.count} df) "
+                           "exceeds the drift measured between the recorded ones"}[self.source]
         return f"drift scale {self.rms:.3g} ({how})"
 
 
@@ -241,11 +244,29 @@ def bartlett_p(series: Mapping[str, list[float]]) -> float:
     return float(stats.chi2.sf(statistic, k - 1))
 
 
-def scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int, label: str | None = None) -> Scale:
-    """The drift scale a series of `group` is tested against (see the module docstring): the measured
-    drift of its metric between numerics, with the degrees of freedom it was measured on. It is not
-    floored by a fraction of the seed spread: a metric that barely drifts between machines (a mean
-    capacity) would hide a changed method behind such a floor, hundreds of times its drift."""
+def scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int, label: str | None = None,
+          recorded_numerics: bool = True) -> Scale:
+    """The drift scale a series of `group` is tested against (see the module docstring), for values made
+    under numerics some recording holds (`recorded_numerics`) or not. Recorded: the measured drift of its
+    metric between numerics, with the degrees of freedom it was measured on; it is not floored by a
+    fraction of the seed spread, since a metric that barely drifts between machines (a mean capacity)
+    would hide a changed method behind such a floor, hundreds of times its drift. Unrecorded (a CPU family
+    no recording holds: an Intel Xeon against AMD-only recordings moved FedRolex's Dropout by 3 points
+    where they drift 0.56 apart): the drift between recorded machines does not bound it, so the larger of
+    that and the fallback √2 × the recorded seed sd; the check's reach says how far that leaves it."""
+    measured = _measured_scale(drift, group, recorded_sd, n, label)
+    fallback = math.sqrt(2.0) * recorded_sd if math.isfinite(recorded_sd) else 0.0
+    if recorded_numerics or measured.source == FALLBACK or fallback <= measured.rms:
+        return measured
+    return Scale(fallback, max(1, n - 1), UNRECORDED)
+
+
+def recorded(drift: Mapping[str, Any], experiment: str, numerics: list[str]) -> bool:
+    """Whether every numerics of a verdict's records is among those the drift of its experiment was measured on."""
+    return set(numerics) <= set(((drift.get("numerics") or {}).get(experiment)) or [])
+
+
+def _measured_scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int, label: str | None) -> Scale:
     entry = (drift.get("groups") or {}).get(group)
     series = (entry or {}).get("series") or {}
     unreached = label is not None and label not in series and len(series) == 1
@@ -306,8 +327,8 @@ class DriftTest:
 
 
 def drift_test(claim: str, label: str, group: str, current: Mapping[str, Any], recorded: Mapping[str, Any],
-               drift: Mapping[str, Any]) -> DriftTest | None:
-    """None when the series has no finite seeds in common with its record."""
+               drift: Mapping[str, Any], recorded_numerics: bool = True) -> DriftTest | None:
+    """None when the series has no finite seeds in common with its record (`recorded_numerics`: see `scale`)."""
     now, then = current.get("values", {}), recorded.get("values", {})
     differences = {seed: now[seed] - then[seed] for seed in then
                    if seed in now and now[seed] is not None and then[seed] is not None
@@ -316,7 +337,7 @@ def drift_test(claim: str, label: str, group: str, current: Mapping[str, Any], r
         return None
     sd = recorded.get("std")
     sd = float(sd) if sd is not None and math.isfinite(sd) else math.nan
-    measured = scale(drift, group, sd, len(differences), label)
+    measured = scale(drift, group, sd, len(differences), label, recorded_numerics)
     n = len(differences)
     squares = sum(d * d for d in differences.values())
     if measured.rms <= 0.0:
