@@ -251,3 +251,14 @@ def test_a_metric_that_barely_drifts_shows_a_change_far_inside_its_seed_spread()
                                           for k, v in recorded["values"].items()}}, recorded, measured).p_value
              for _ in range(400)]
     assert sum(p < 0.01 for p in quiet) / 400 < 0.05
+
+
+def test_numerics_no_recording_holds_are_tested_against_the_larger_of_the_measured_drift_and_the_fallback() -> None:
+    from harness.regression.drift import FALLBACK, MEASURED, UNRECORDED, recorded, scale
+    drift = {"numerics": {"e": ["amd"]}, "groups": {"e / end_accuracy": {"rms": 0.66, "count": 66}}}
+    assert scale(drift, "e / end_accuracy", 2.0, 3).source == MEASURED
+    wide = scale(drift, "e / end_accuracy", 2.0, 3, recorded_numerics=False)
+    assert wide.source == UNRECORDED and wide.rms == pytest.approx(2.0 * 2 ** 0.5) and wide.count == 2
+    assert scale(drift, "e / end_accuracy", 0.1, 3, recorded_numerics=False).source == MEASURED  # drift the larger
+    assert scale({}, "e / end_accuracy", 2.0, 3, recorded_numerics=False).source == FALLBACK
+    assert recorded(drift, "e", ["amd"]) and not recorded(drift, "e", ["amd", "intel"])
