@@ -262,3 +262,4 @@ def test_numerics_no_recording_holds_are_tested_against_the_larger_of_the_measur
     assert scale(drift, "e / end_accuracy", 0.1, 3, recorded_numerics=False).source == MEASURED  # drift the larger
     assert scale({}, "e / end_accuracy", 2.0, 3, recorded_numerics=False).source == FALLBACK
     assert recorded(drift, "e", ["amd"]) and not recorded(drift, "e", ["amd", "intel"])
+    assert recorded(drift, "other", ["intel"])  # where the drift does not say which numerics it measured

@@ -262,8 +262,10 @@ def scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int, labe
 
 
 def recorded(drift: Mapping[str, Any], experiment: str, numerics: list[str]) -> bool:
-    """Whether every numerics of a verdict's records is among those the drift of its experiment was measured on."""
-    return set(numerics) <= set(((drift.get("numerics") or {}).get(experiment)) or [])
+    """Whether every numerics of a verdict's records is among those the drift of its experiment was measured on
+    (True where the drift does not say which those were)."""
+    measured_on = (drift.get("numerics") or {}).get(experiment)
+    return measured_on is None or set(numerics) <= set(measured_on)
 
 
 def _measured_scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int, label: str | None) -> Scale:
