@@ -227,7 +227,7 @@ def _baseline_check(item: ClaimItem, baseline: dict) -> baseline_io.Check:
     key = ("check", item.profile)
     if key not in state:
         verdicts = [v for (claim, profile), v in _verdicts(item).items() if profile == item.profile]
-        state[key] = baseline_io.check(verdicts, baseline, complete=False)
+        state[key] = baseline_io.check(verdicts, baseline, complete=False, widen_unrecorded=True)
     return state[key]
 
 

@@ -255,8 +255,12 @@ def check_one(verdict: Verdict, entry: dict[str, Any] | None, default: dict[str,
     return result
 
 
-def check(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = True) -> Check:
-    """Compare the verdicts with the baseline; `complete`: the verdicts cover every claim."""
+def check(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = True,
+          widen_unrecorded: bool = False) -> Check:
+    """Compare the verdicts with the baseline; `complete`: the verdicts cover every claim. With
+    `widen_unrecorded` (the claims suite, reading committed records), a series made under numerics no
+    recording holds is tested against the larger of the measured drift and its fallback
+    (`drift.scale`); `fedclaims baseline check` tests it against the measured drift alone."""
     outcome = Check()
     profile = baseline.get("profile")
     wrong = sorted({v.profile for v in verdicts if v.profile != profile})
@@ -276,7 +280,7 @@ def check(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = Tr
         outcome.claims[verdict.claim] = claim
         for label, now, then in claim.drift_series:
             named = then if then.get("quantity") else now  # the quantity as the baseline recorded it
-            recorded = drift_io.recorded(measured, verdict.experiment, verdict.numerics)
+            recorded = not widen_unrecorded or drift_io.recorded(measured, verdict.experiment, verdict.numerics)
             test = drift_io.drift_test(verdict.claim, label, drift_io.group_key(verdict.experiment, named), now,
                                        then, measured, recorded)
             if test is not None:
@@ -289,7 +293,7 @@ def check(verdicts: list[Verdict], baseline: dict[str, Any], complete: bool = Tr
             f"moved beyond the drift of the numerics (Holm over {len(tests)} series, family-wise α = "
             f"{drift_io.ALPHA:g}): {test.text()}")
     _fragile_with_a_shift(outcome)
-    designs = {v.claim: _drift_design(v, entries.get(v.claim), measured) for v in verdicts}
+    designs = {v.claim: _drift_design(v, entries.get(v.claim), measured, widen_unrecorded) for v in verdicts}
     family = max(1, sum(len(series) for series in designs.values()))
     for claim in outcome.claims.values():
         _state_reach(claim, designs.get(claim.claim, []), family)
@@ -332,7 +336,8 @@ class _DesignedSeries:
     recorded_sd: float
 
 
-def _drift_design(verdict: Verdict, entry: dict[str, Any] | None, measured: dict[str, Any]) -> list[_DesignedSeries]:
+def _drift_design(verdict: Verdict, entry: dict[str, Any] | None, measured: dict[str, Any],
+                  widen_unrecorded: bool = False) -> list[_DesignedSeries]:
     """The series of a claim that a check of this verdict's numerics tests against the drift, read from the
     baseline entry alone: the same for every outcome of the same check."""
     if (entry is None or entry.get("compare") == "verdict" or not entry.get("numbers") or not verdict.numerics
@@ -347,7 +352,7 @@ def _drift_design(verdict: Verdict, entry: dict[str, Any] | None, measured: dict
         sd = float(sd) if sd is not None and math.isfinite(sd) else math.nan
         experiment = entry.get("experiment", verdict.experiment)
         group = drift_io.group_key(experiment, numbers)
-        recorded = drift_io.recorded(measured, experiment, verdict.numerics)
+        recorded = not widen_unrecorded or drift_io.recorded(measured, experiment, verdict.numerics)
         designed.append(_DesignedSeries(label, drift_io.scale(measured, group, sd, seeds, label, recorded), seeds,
                                         sd))
     return designed

@@ -247,7 +247,8 @@ def bartlett_p(series: Mapping[str, list[float]]) -> float:
 def scale(drift: Mapping[str, Any], group: str, recorded_sd: float, n: int, label: str | None = None,
           recorded_numerics: bool = True) -> Scale:
     """The drift scale a series of `group` is tested against (see the module docstring), for values made
-    under numerics some recording holds (`recorded_numerics`) or not. Recorded: the measured drift of its
+    under numerics some recording holds (`recorded_numerics`), or not, where the caller widens for them
+    (the claims suite: `baseline.check(widen_unrecorded=True)`). Recorded: the measured drift of its
     metric between numerics, with the degrees of freedom it was measured on; it is not floored by a
     fraction of the seed spread, since a metric that barely drifts between machines (a mean capacity)
     would hide a changed method behind such a floor, hundreds of times its drift. Unrecorded (a CPU family
