@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.layers import LAYERS, layer_of
+from tests.graph_helpers import cycles
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("harness", "methods", "fedclaims")
@@ -115,47 +116,6 @@ def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
                 if found is not None and found != module and not module.startswith(f"{found}."):
                     graph[module].add(found)
     return graph
-
-
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found = []
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is None:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    component = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        component.append(member)
-                        if member == node:
-                            break
-                    if len(component) > 1:
-                        found.append(sorted(component))
-            elif child not in index:
-                index[child] = low[child] = len(index)
-                stack.append(child)
-                on_stack.add(child)
-                work.append((child, iter(sorted(graph[child]))))
-            elif child in on_stack:
-                low[node] = min(low[node], index[child])
-    return found
 
 
 def test_no_import_cycle_inside_a_layer_type_checking_included() -> None:
