@@ -66,7 +66,10 @@ def read_golden(root: Path) -> dict[str, Any]:
 
 def vouched_code(root: Path) -> frozenset[str]:
     """Every code fingerprint the golden guard has recorded or shown to give the golden numbers."""
-    data = read_golden(root)
+    return _vouched(read_golden(root))
+
+
+def _vouched(data: dict[str, Any]) -> frozenset[str]:
     return frozenset(data["vouched"]) | {entry["code"] for entry in data["runs"].values()}
 
 
@@ -121,7 +124,7 @@ def check(catalog: Catalog, settings: Settings, store: ResultStore, console: Con
           experiments: list[str] | None = None) -> list[Outcome]:
     """Every golden run of the selection, checked against its golden record (see the module)."""
     golden = read_golden(settings.root)
-    vouched = vouched_code(settings.root)
+    vouched = _vouched(golden)
     requests = golden_requests(catalog, settings, store, experiments)
     outcomes, rerun = [], []
     for run, request in requests.items():

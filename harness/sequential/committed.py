@@ -105,6 +105,7 @@ def _plan_problems(catalog: Catalog, settings: Settings, bundle: RecordBundle, p
         return [str(problem)]
     problems = []
     known = {loaded.id: loaded for loaded in catalog.claims}
+    checked: set[tuple[str, str, int]] = set()  # claims of one experiment share its runs
     for name, recorded in sorted(plan.claims.items()):
         loaded = known.get(name)
         if loaded is None:
@@ -112,6 +113,9 @@ def _plan_problems(catalog: Catalog, settings: Settings, bundle: RecordBundle, p
             continue
         for variant in variants_needed(loaded, profile):
             for seed in recorded.seeds:
+                if (recorded.experiment, variant, seed) in checked:
+                    continue
+                checked.add((recorded.experiment, variant, seed))
                 try:
                     request = request_for(catalog, recorded.experiment, variant, seed, profile, settings)
                 except PendingDependency:
