@@ -6,7 +6,7 @@ import shlex
 import sys
 import traceback
 
-from harness.cli import inspection, maintenance, runs
+from harness.cli import confirm, inspection, maintenance, runs
 from harness.cli.common import stderr
 from harness.errors import SpecError
 
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspection.add_commands(sub)
     runs.add_commands(sub)
     maintenance.add_commands(sub)
+    confirm.add_commands(sub)
     return parser
 
 

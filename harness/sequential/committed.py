@@ -1,7 +1,8 @@
 """The committed evidence checked as a whole (`fedclaims records verify`), as `git fsck` checks a repository.
 
-`records/` may hold only record files (`<key[:2]>/<key>.json.gz`, regular files, no link on the way) and
-the sequential plans (`sequential/<profile>.json`). Every record is read as every command reads it
+`records/` may hold only record files (`<key[:2]>/<key>.json.gz`, regular files, no link on the way),
+the sequential plans (`sequential/<profile>.json`) and the confirmatory plans (`confirmatory/<claim>.json`,
+`harness.sequential.confirmatory`: read whole, with their git history). Every record is read as every command reads it
 (harness.running.bundle: its key recomputed from its own fields, its checksum, its fields, a size cap,
 finished, and the very record REPORT.json lists for its run where it lists one); every sequential plan is
 read by the reader `--until-decided` continues it with, at the α each claim's spec states, and every seed
@@ -19,6 +20,7 @@ from harness.datasets.registry import UNAVAILABLE
 from harness.loading.catalog import Catalog
 from harness.running.bundle import SUFFIX, BundleError, RecordBundle
 from harness.running.planning import PendingDependency, request_for, variants_needed
+from harness.sequential import confirmatory
 from harness.sequential.recorded import FOLDER, read_json, validated
 from harness.settings import Settings
 from harness.verdicts.archive import Archive
@@ -30,13 +32,15 @@ class Check:
     plans: int = 0
     runs: int = 0
     """Runs of the plans' seeds found committed."""
+    confirmatory: int = 0
     unchecked: int = 0
     """Runs of the plans' seeds whose key cannot be computed here (their data set is not on this machine)."""
     problems: list[str] = field(default_factory=list)
 
     def text(self) -> str:
         unchecked = f", {self.unchecked} not checked (their data is not here)" if self.unchecked else ""
-        return (f"records/: {self.records} record(s) and {self.plans} sequential plan(s) verified, the plans' "
+        return (f"records/: {self.records} record(s), {self.plans} sequential and {self.confirmatory} confirmatory "
+                f"plan(s) verified, the sequential plans' "
                 f"{self.runs} run(s) committed{unchecked}; {len(self.problems)} problem(s)")
 
 
@@ -52,7 +56,7 @@ def _stray(root: Path) -> list[str]:
             if stat.S_ISLNK(mode):
                 problems.append(f"{path}: a symbolic link (to {os.readlink(path)}); records/ holds files only")
             elif stat.S_ISDIR(mode):
-                if not (len(relative.parts) == 1 and (name == FOLDER or _is_prefix(name))):
+                if not (len(relative.parts) == 1 and (name in (FOLDER, confirmatory.FOLDER) or _is_prefix(name))):
                     problems.append(f"{path}: a folder records/ does not hold")
             elif not stat.S_ISREG(mode):
                 problems.append(f"{path}: not a regular file")
@@ -69,7 +73,7 @@ def _expected_file(relative: Path) -> bool:
     if len(relative.parts) != 2:
         return False
     folder, name = relative.parts
-    if folder == FOLDER:
+    if folder in (FOLDER, confirmatory.FOLDER):
         return name.endswith(".json")
     return name.endswith(SUFFIX) and name.startswith(folder) and len(name) == 64 + len(SUFFIX)
 
@@ -92,7 +96,20 @@ def verify_committed(catalog: Catalog, settings: Settings, archive: Archive | No
     for path in sorted((root / FOLDER).glob("*.json")) if (root / FOLDER).is_dir() else []:
         check.plans += 1
         check.problems += _plan_problems(catalog, settings, bundle, path, check)
+    check.problems += _confirmatory_problems(catalog, settings, check)
     return check
+
+
+def _confirmatory_problems(catalog: Catalog, settings: Settings, check: Check) -> list[str]:
+    """Each confirmatory plan read whole (its digest, its claim's expectation unchanged) with its history:
+    committed before the records of its seeds, unchanged after the first of them."""
+    from harness.sequential.confirmatory_runs import read
+    try:
+        readings = read(settings, catalog)
+    except ValueError as problem:
+        return [str(problem)]
+    check.confirmatory = len(readings)
+    return [problem for reading in readings for problem in reading.problems]
 
 
 def _plan_problems(catalog: Catalog, settings: Settings, bundle: RecordBundle, path: Path, check: Check) -> list[str]:

@@ -1,0 +1,34 @@
+"""Sample sizes of a fixed-n confirmatory test: a one-sided paired (one-sample) t-test at level α."""
+from __future__ import annotations
+
+import math
+
+from scipy import stats
+
+from harness.statistics.power import PRACTICAL_UNITS
+
+
+def paired_t_power(effect_sd: float, seeds: int, alpha: float) -> float:
+    """P(PASS) of a one-sided one-sample t-test on `seeds` values whose true mean is `effect_sd` SDs past the
+    bound (the noncentral t)."""
+    if seeds < 2:
+        return 0.0
+    df = seeds - 1
+    critical = stats.t.isf(alpha, df)
+    return float(stats.nct.sf(critical, df, effect_sd * math.sqrt(seeds)))
+
+
+def paired_t_seeds(effect_sd: float, alpha: float, target: float) -> int | None:
+    """The fewest seeds at which that test reaches `target` power (None: none up to PRACTICAL_UNITS, or no
+    effect on the claimed side)."""
+    if not effect_sd > 0:
+        return None
+    if math.isinf(effect_sd):
+        return 2
+    if paired_t_power(effect_sd, PRACTICAL_UNITS, alpha) < target:
+        return None
+    low, high = 1, PRACTICAL_UNITS
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if paired_t_power(effect_sd, middle, alpha) >= target else (middle, high)
+    return high
