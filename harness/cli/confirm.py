@@ -20,14 +20,16 @@ def cmd_confirm(args) -> int:
         count = confirmatory_runs.run(settings, [args.claim] if args.claim else None, stderr, said)
         stdout.print(f"{count} seed(s) run", markup=False)
         return 0
-    readings = confirmatory_runs.read(settings)
+    readings, refused = confirmatory_runs.read(settings)
+    for line in refused:
+        stdout.print(line, soft_wrap=True, markup=False, highlight=False)
     for reading in readings:
         stdout.print(f"{reading.plan.claim}\t{reading.status}\t{reading.reason}", soft_wrap=True, markup=False,
                      highlight=False)
         for problem in reading.problems:
             stdout.print(problem, soft_wrap=True, markup=False, highlight=False)
-    problems = sum(len(r.problems) for r in readings)
-    stdout.print(f"{len(readings)} confirmatory plan(s); {problems} problem(s)", markup=False)
+    problems = sum(len(r.problems) for r in readings) + len(refused)
+    stdout.print(f"{len(readings) + len(refused)} confirmatory plan(s); {problems} problem(s)", markup=False)
     return 2 if problems else 0
 
 

@@ -39,6 +39,8 @@ def report_json(outcome: Outcome, report: Any, readings: list[StudyReading], bas
                "accuracies": [{"experiment": e, "variant": v, "profile": p, "mean": m.accuracy, "chance": m.chance}
                               for (e, v, p), m in sorted(report.accuracies.items())],
                "studies": study_dicts(readings, base),
+               "confirmatory": [r.to_dict() for r in report.confirmatory] + [{"refused": line}
+                                                                            for line in report.confirmatory_refused],
                "runs": runs + outcome.archived_runs,
                "configs": shown_configs(outcome.catalog, runs + outcome.archived_runs)}
     return json.dumps(sealed(json_safe(payload)), indent=1, allow_nan=False) + "\n"

@@ -18,6 +18,7 @@ from typing import Any
 from harness.loading.studies import PAPER_PROFILE
 from harness.pipeline import Outcome, numerics_of
 from harness.provenance import git_commit, library_versions, machine
+from harness.report import confirmatory
 from harness.report.cells import DETAIL_DIR, cell, relative
 from harness.report.digest import MAX_LINES, digest, tested_and_paper
 from harness.report.figures import draw_figures
@@ -32,6 +33,7 @@ from harness.report.sequential import claim_line, extended, sequential_entries, 
 from harness.report.studies import StudyReading, central_along_studies, study_findings
 from harness.report.studies_section import studies_section
 from harness.running.trial import read_trial, trial_sentence
+from harness.sequential import confirmatory_runs
 from harness.settings import Settings
 from harness.verdicts.levels import (
     GROUPS,
@@ -83,6 +85,8 @@ class _Report:
         self.proxies = proxy_notes(self.catalog, outcome.verdicts, self.records)
         self.sequential_folders = [settings.store_dir, *([settings.records_dir] if settings.committed_records else [])]
         self.sequential = sequential_entries(self.sequential_folders, self.profiles, self.alphas)
+        self.confirmatory, self.confirmatory_refused = (confirmatory_runs.read(settings, self.catalog)
+                                                        if settings.committed_records else ([], []))
 
     def alphas(self, profile: str) -> dict[str, float]:
         """The α each claim tests at on `profile` (a recorded sequential plan must be at it)."""
@@ -362,6 +366,7 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
     lines += digest(report.catalog, shown, report.levels, report.profiles, report.detail_link,
                     central_along_studies(report.catalog, readings), report.sequential,
                     report.proxies)
+    lines += confirmatory.digest_lines(report.confirmatory, report.confirmatory_refused)
     lines += [SHORT_LEGEND, ""]
     if len(lines) > MAX_LINES:
         raise ValueError(f"REPORT.md's digest with its legend runs to {len(lines)} lines, more than {MAX_LINES}: "
@@ -377,6 +382,7 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
                                   [p for p in report.profiles if p not in outcome.archived], settings.workers)
     for profile in report.profiles:
         lines += sequential_section(report.sequential_folders, profile, report.alphas)
+    lines += confirmatory.section(report.confirmatory, report.confirmatory_refused)
     for paper in report.papers():
         lines += report.paper_table(paper)
     lines += performance_section(settings.root)

@@ -104,12 +104,9 @@ def _confirmatory_problems(catalog: Catalog, settings: Settings, check: Check) -
     """Each confirmatory plan read whole (its digest, its claim's expectation unchanged) with its history:
     committed before the records of its seeds, unchanged after the first of them."""
     from harness.sequential.confirmatory_runs import read
-    try:
-        readings = read(settings, catalog)
-    except ValueError as problem:
-        return [str(problem)]
-    check.confirmatory = len(readings)
-    return [problem for reading in readings for problem in reading.problems]
+    readings, refused = read(settings, catalog)
+    check.confirmatory = len(readings) + len(refused)
+    return refused + [problem for reading in readings for problem in reading.problems]
 
 
 def _plan_problems(catalog: Catalog, settings: Settings, bundle: RecordBundle, path: Path, check: Check) -> list[str]:

@@ -110,8 +110,8 @@ def read_plan(path: Path) -> Plan:
         plan = Plan.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top)"
-        raise PlanError(f"{path}: field {where}: {first['msg']}") from error
+        where = ".".join(str(p) for p in first["loc"])
+        raise PlanError(f"{path}: {f'field {where}: ' if where else ''}{first['msg']}") from error
     if plan.sealed_digest() != plan.digest:
         raise PlanError(f"{path}: its digest does not match its content: the plan was edited after it was written "
                         "(a confirmatory plan is fixed before its runs; write a new one for a new claim)")

@@ -130,26 +130,33 @@ def write(settings: Settings, claim: str, profile: str, first_seed: int = FIRST_
     return write_plan(settings.records_dir, body)
 
 
-def read(settings: Settings, catalog: Catalog | None = None, history: bool = True) -> list[Reading]:
-    """Every committed plan with its verdict (or why it has none) and the problems of its evidence."""
-    readings = []
+def read(settings: Settings, catalog: Catalog | None = None, history: bool = True) -> tuple[list[Reading], list[str]]:
+    """Every committed plan with its verdict (or why it has none) and the problems of its evidence; and the plans
+    refused whole (damaged, edited, their claim gone or its expectation changed), one line each."""
+    readings, refused = [], []
     for path in plan_paths(settings.records_dir):
-        plan = read_plan(path)
         if catalog is None:
             catalog, _ = select(settings)
         try:
-            loaded = catalog.claim(plan.claim)
-        except KeyError:
-            raise PlanError(f"{path}: names claim {plan.claim!r}, which claims/ no longer holds") from None
-        check_hypothesis(plan, path, loaded)
-        context = _Context(settings, loaded, plan.profile, catalog)
-        status, reason, verdict = confirmatory_verdict(plan, loaded, context.verify, context.has_seed)
-        reading = Reading(path, plan, status, reason, verdict)
-        if history:
-            reading.problems = confirmatory_history.problems(settings.root, path, _record_paths(settings, context,
-                                                                                                  plan))
-        readings.append(reading)
-    return readings
+            readings.append(_reading(settings, catalog, path, history))
+        except PlanError as problem:
+            refused.append(str(problem))
+    return readings, refused
+
+
+def _reading(settings: Settings, catalog: Catalog, path: Path, history: bool) -> Reading:
+    plan = read_plan(path)
+    try:
+        loaded = catalog.claim(plan.claim)
+    except KeyError:
+        raise PlanError(f"{path}: names claim {plan.claim!r}, which claims/ no longer holds") from None
+    check_hypothesis(plan, path, loaded)
+    context = _Context(settings, loaded, plan.profile, catalog)
+    status, reason, verdict = confirmatory_verdict(plan, loaded, context.verify, context.has_seed)
+    reading = Reading(path, plan, status, reason, verdict)
+    if history:
+        reading.problems = confirmatory_history.problems(settings.root, path, _record_paths(settings, context, plan))
+    return reading
 
 
 def _record_paths(settings: Settings, context: _Context, plan: Plan) -> list[Path]:

@@ -1,0 +1,61 @@
+"""The confirmatory tests in the report: one line each under the digest, and a section with their plans. They are
+shown apart from the profiles' verdicts and the `--until-decided` looks, whose seeds they never read."""
+from __future__ import annotations
+
+from harness.sequential.confirmatory_runs import Reading
+
+SECTION = "confirmatory-tests"
+
+
+def _status(reading: Reading) -> str:
+    if reading.status == "UNDECIDABLE":
+        return "not run"
+    if reading.status == "PENDING":
+        return f"pending ({reading.reason})"
+    return f"**{reading.status}**"
+
+
+def _plan_text(reading: Reading) -> str:
+    plan, power = reading.plan, reading.plan.power
+    size = (f"{len(plan.seeds)} fresh seeds ({plan.seeds[0]}–{plan.seeds[-1]})" if plan.seeds
+            else plan.undecidable)
+    return (f"{plan.hypothesis} at `{plan.profile}`, α = {plan.alpha:g}: {size}; {power.target:.0%} power at an "
+            f"effect of {power.effect:.3g} (SD {power.sd:.3g}), {power.seeds_needed or 'over 1000'} seeds needed, "
+            f"{plan.budget.affordable_seeds} affordable in {plan.budget.thread_hours:g} hours of one thread")
+
+
+def digest_lines(readings: list[Reading], refused: list[str]) -> list[str]:
+    """Under the digest: each confirmatory test's verdict on a line of its own."""
+    if not readings and not refused:
+        return []
+    lines = [f"**Confirmatory tests** (pre-registered, on fresh seeds, one look each; apart from the verdicts above, "
+             f"[plans](#{SECTION})):", ""]
+    for reading in readings:
+        problems = f" — its evidence has {len(reading.problems)} problem(s)" if reading.problems else ""
+        lines.append(f"- `{reading.plan.claim}`: {_status(reading)}; {_plan_text(reading)}{problems}")
+    lines += [f"- refused: {line}" for line in refused]
+    return lines + [""]
+
+
+def section(readings: list[Reading], refused: list[str]) -> list[str]:
+    """The plans in full: hypothesis, seeds, power calculation and its source, budget, analysis, verdict."""
+    if not readings and not refused:
+        return []
+    lines = [f'<a id="{SECTION}"></a>', "## Confirmatory tests", "",
+             "Each plan is committed in `records/confirmatory/` before its first run (`fedclaims confirm plan`, then "
+             "`fedclaims confirm run`; `fedclaims confirm verify` checks it against git history); its verdict is one "
+             "look at its own fresh seeds at its α, by the same test as the claim's profile verdict. A plan whose "
+             "power needs more seeds than its budget buys is not run.", ""]
+    for reading in readings:
+        plan = reading.plan
+        lines += [f"### `{plan.claim}`", "",
+                  f"- verdict: {_status(reading)}" + (f" — {reading.reason}" if reading.verdict else ""),
+                  f"- hypothesis: {plan.hypothesis} (registered {plan.registered}, plan digest `{plan.digest[:12]}`)",
+                  f"- seeds: {_plan_text(reading)}",
+                  f"- effect stated: {plan.power.source}",
+                  f"- cost: {plan.budget.seconds_per_seed:.0f} s of one thread per seed ({plan.budget.measured_on})",
+                  f"- analysis: {plan.analysis}"]
+        lines += [f"- problem: {problem}" for problem in reading.problems]
+        lines.append("")
+    lines += [f"- refused: {line}" for line in refused]
+    return lines + ([""] if refused else [])
