@@ -44,19 +44,22 @@ def test_no_sample_size_for_an_effect_on_the_wrong_side_or_beyond_any_practical_
     assert paired_t_seeds(0.02, 0.05, 0.8) is None
 
 
-def test_the_committed_plans_are_shakespeare_s_central_claims_each_decidable_only_within_its_budget() -> None:
+def test_the_committed_plans_are_hasfl_s_undecided_central_claims_each_decidable_only_within_its_budget() -> None:
     plans = {read_plan(path).claim: read_plan(path) for path in PLANS}
-    assert {"hasfl.abstract.shakespeare.random-budget-surpasses-hasfl",
-            "hasfl.table6.shakespeare.hasfl-weakest"} <= set(plans)
+    assert {"hasfl.abstract.shakespeare.random-budget-surpasses-hasfl", "hasfl.table6.shakespeare.hasfl-weakest",
+            "hasfl.table4.cifar10.estimate-tracks-capacity",
+            "hasfl.table4.cifar10.no-data-signal-given-capacity"} <= set(plans)
     for plan in plans.values():
         needed = plan.power.seeds_needed
         assert plan.decidable == (needed is not None and needed <= plan.budget.affordable_seeds)
         assert len(plan.seeds) == (needed if plan.decidable else 0)
         assert min(plan.seeds, default=100) >= 10, "confirmatory seeds are fresh: none of the profile's 0-9"
         assert plan.budget.affordable_seeds == int(plan.budget.thread_hours * 3600 // plan.budget.seconds_per_seed)
-        assert plan.power.seeds_needed == paired_t_seeds(plan.power.effect / plan.power.sd, plan.alpha, 0.8)
+        if plan.power.test.startswith("paired"):
+            assert plan.power.seeds_needed == paired_t_seeds(plan.power.effect / plan.power.sd, plan.alpha, 0.8)
         if not plan.decidable:
-            assert f"{needed} seeds needed" in plan.undecidable and "affordable" in plan.undecidable
+            stated = f"{needed} seeds needed" if needed is not None else "more than 200 seeds needed"
+            assert stated in plan.undecidable and f"{plan.budget.affordable_seeds} affordable" in plan.undecidable
 
 
 @pytest.mark.parametrize("field,value", [("alpha", 0.1), ("seeds", [100, 101]), ("hypothesis", "hasfl > fjord")])
@@ -199,3 +202,19 @@ def test_records_verify_names_an_edited_plan(tmp_path: Path) -> None:
     catalog = load_catalog(tmp_path / "claims", tmp_path / "specs", tmp_path)
     problems = _confirmatory_problems(catalog, settings, SimpleNamespace(confirmatory=0))
     assert len(problems) == 1 and PLANS[-1].name in problems[0] and "edited after it was written" in problems[0]
+
+
+def test_a_correlation_plan_s_size_is_the_fewest_seeds_its_simulated_test_passes_80_percent_of_the_time() -> None:
+    from harness.sequential.confirmatory_correlation import decided_chance
+    plan = read_plan(REPO / "records" / "confirmatory" / "hasfl.table4.cifar10.estimate-tracks-capacity.json")
+    loaded = load_catalog(REPO / "claims", REPO / "specs", REPO).claim(plan.claim)
+    expectation, obs = loaded.claim.expect[plan.profile], loaded.claim.observe
+    needed = plan.power.seeds_needed
+    assert needed == len(plan.seeds)
+
+    def chance(seeds: int) -> float:
+        return decided_chance(expectation, obs, plan.power.effect, plan.power.sd, 20, 0, seeds)
+
+    assert chance(needed) >= 0.8 > chance(needed - 1)
+    on_the_edge = decided_chance(expectation, obs, -0.845, plan.power.sd, 20, 0, needed)
+    assert on_the_edge < 0.5, "a truth on the range's edge passes no more often than a coin"

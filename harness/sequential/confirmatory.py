@@ -23,9 +23,14 @@ from typing import Literal
 
 from pydantic import ValidationError
 
+from harness.design.readings import DEFAULT_TAU
 from harness.loading.loaded import LoadedClaim
 from harness.schema.base import StrictModel
+from harness.schema.observations.correlation import CorrelationObservation
+from harness.sequential.confirmatory_correlation import MAX_SIMULATED, TRIALS, decided_chance, seeds_for
 from harness.statistics.confirmatory_power import paired_t_power, paired_t_seeds
+from harness.statistics.correlation_estimates import Correlation, pooled_correlation
+from harness.statistics.power import PRACTICAL_UNITS
 from harness.verdicts.verify import Verdict
 
 FOLDER = "confirmatory"
@@ -167,11 +172,51 @@ def paired_power(differences: list[float], alpha: float, seeds_read: list[int]) 
     sd = math.sqrt(math.fsum((d - mean) ** 2 for d in differences) / (n - 1))
     source = (f"the exploratory estimate on seeds {seeds_read[0]}–{seeds_read[-1]} ({n} paired seeds of the "
               f"profile and of --until-decided): mean difference {mean:.3g}, SD {sd:.3g} (effect {mean / sd:.2f} SD). "
-              "The paper's own difference is not used: it was measured at the paper's scale, not this profile's, "
-              "and the exploratory estimate is the one this scale has shown")
+              f"{_NOT_THE_PAPERS}")
     return PowerCalculation(test="paired one-sided t-test of the per-seed differences", effect=mean, sd=sd,
                             source=source, target=TARGET_POWER,
                             seeds_needed=paired_t_seeds(mean / sd if sd > 0 else math.inf, alpha, TARGET_POWER))
+
+
+_NOT_THE_PAPERS = ("The paper's own figure is not used: it was measured at the paper's scale, not this profile's, "
+                   "and the exploratory estimate is the one this scale has shown")
+
+
+def correlation_power(loaded: LoadedClaim, profile: str, exploratory: Verdict, seeds_read: list[int]
+                      ) -> tuple[PowerCalculation, Callable[[int], float]]:
+    """The seeds a pooled correlation's range test needs, simulated at the exploratory pooled r and τ."""
+    numbers = next(n for n in exploratory.numbers.values() if isinstance(n, dict) and "clients" in n)
+    obs, expectation = loaded.claim.observe, loaded.claim.expect[profile]
+    controls = 1 if getattr(obs, "given", None) else 0
+    clients = min(int(c) for c in numbers["clients"].values())
+    pooled = pooled_correlation([Correlation(float(numbers["values"][s]), math.nan, math.nan, math.nan,
+                                             int(numbers["clients"][s]), controls) for s in numbers["values"]])
+    tau = max(math.sqrt(pooled.tau_squared), DEFAULT_TAU)
+    admitted = expectation.admitted()
+    if admitted is None:
+        raise PlanError(f"{_where(loaded, profile)}: {loaded.id}'s expectation admits no range to power a test of")
+    wanted = "PASS" if admitted.holds(pooled.r) else "FAIL"
+    source = (f"the exploratory estimate on seeds {seeds_read[0]}–{seeds_read[-1]} ({pooled.seeds} runs of "
+              f"{clients} clients): pooled r {pooled.r:.3f}; between seeds τ = {tau:.3g} in Fisher z, the larger of "
+              f"the runs' DerSimonian-Laird estimate ({math.sqrt(pooled.tau_squared):.3g}, which few seeds truncate "
+              f"at 0) and the design's planning τ ({DEFAULT_TAU}); the power is "
+              f"the chance of a {wanted} there, simulated ({TRIALS} tests per size) with the verdict's own test. "
+              f"{_NOT_THE_PAPERS}")
+    needed = seeds_for(expectation, obs, pooled.r, tau, clients, controls, TARGET_POWER)
+    calculation = PowerCalculation(test="random-effects pool of the runs' bias-corrected Fisher z",
+                                   effect=pooled.r, sd=tau, source=source, target=TARGET_POWER, seeds_needed=needed)
+    return calculation, lambda seeds: decided_chance(expectation, obs, pooled.r, tau, clients, controls, seeds)
+
+
+def stated_power(loaded: LoadedClaim, profile: str, exploratory: Verdict, seeds_read: list[int]
+                 ) -> tuple[PowerCalculation, Callable[[int], float], int]:
+    """The power calculation of the claim's test at the exploratory effect, its power at n seeds, and the most
+    seeds its search tries."""
+    alpha = loaded.claim.alpha_at(profile)
+    if isinstance(loaded.claim.observe, CorrelationObservation):
+        return (*correlation_power(loaded, profile, exploratory, seeds_read), MAX_SIMULATED)
+    power = paired_power(paired_differences(exploratory), alpha, seeds_read)
+    return power, lambda seeds: paired_t_power(power.effect / power.sd, seeds, alpha), PRACTICAL_UNITS
 
 
 def budget_for(seconds_per_seed: float, measured_on: str) -> Budget:
@@ -184,15 +229,15 @@ def plan_body(loaded: LoadedClaim, profile: str, variants: list[str], explorator
     """The content of a plan for `loaded` at `profile` (everything but its digest)."""
     alpha = loaded.claim.alpha_at(profile)
     seeds_read = sorted(int(s) for s in next(iter(exploratory.numbers.values()))["values"])
-    power = paired_power(paired_differences(exploratory), alpha, seeds_read)
+    power, power_at, limit = stated_power(loaded, profile, exploratory, seeds_read)
     needed = power.seeds_needed
     decidable = needed is not None and needed <= budget.affordable_seeds
     seeds = list(range(first_seed, first_seed + (needed if decidable and needed else 0)))
     undecidable = "" if decidable else (
-        f"undecidable at this budget: {needed if needed is not None else 'more than 1000'} seeds needed for "
-        f"{TARGET_POWER:.0%} power at the stated effect, {budget.affordable_seeds} affordable in "
-        f"{THREAD_HOURS:g} hours of one thread")
-    achieved = paired_t_power(power.effect / power.sd, len(seeds), alpha) if seeds else 0.0
+        f"undecidable at this budget: {needed if needed is not None else f'more than {limit}'} seeds needed for "
+        f"{TARGET_POWER:.0%} power at the stated effect, {budget.affordable_seeds} affordable in {THREAD_HOURS:g} "
+        "hours of one thread")
+    achieved = power_at(len(seeds)) if seeds else 0.0
     expectation = loaded.claim.expect[profile]
     return {
         "format": FORMAT, "claim": loaded.id, "profile": profile, "experiment": loaded.claim.experiment,
@@ -200,10 +245,9 @@ def plan_body(loaded: LoadedClaim, profile: str, variants: list[str], explorator
         "variants": variants, "seeds": seeds, "alpha": alpha,
         "analysis": f"none: not run ({undecidable})" if not decidable else (
                      f"one look at the {len(seeds)} seeds listed, none of them read before, by the project's test "
-                     f"of the expectation ({power.test} of {expectation.brief()}): PASS where the one-sided p "
-                     f"of the claimed difference is below α = {alpha:g}, FAIL where the reversed one-sided test is "
-                     "significant at α, else INCONCLUSIVE; no seed is added after it and no other claim is corrected "
-                     f"with it; power {achieved:.2f} at the stated effect"),
+                     f"of the expectation ({power.test}: {expectation.describe(loaded.claim.observe)}) at α = "
+                     f"{alpha:g}, PASS or FAIL as that test rules, else INCONCLUSIVE; no seed is added after it and "
+                     f"no other claim is corrected with it; power {achieved:.2f} at the stated effect"),
         "power": power.model_dump(), "budget": budget.model_dump(), "decidable": decidable,
         "undecidable": undecidable, "registered": datetime.now(UTC).strftime("%Y-%m-%d"),
     }
