@@ -29,6 +29,7 @@ from methods.federated import (
 from methods.federated.aggregation import Weighting
 from methods.federated.augmentation import AugmentationMode
 from methods.federated.config import ClientExecution
+from methods.federated.optimizers import ClientOptimizer
 from methods.federated.precision import Precision
 from methods.models.slicing import SliceableFamily
 from methods.partition import (
@@ -103,6 +104,8 @@ class Federation(BaseModel):
     client_execution: ClientExecution = ClientExecution.BATCHED
     # fp32, the default, is left out of a run's config: the keys of runs made before the setting stand
     precision: Precision = Field(Precision.FP32, exclude_if=lambda value: value is Precision.FP32)
+    # likewise sgd, the default client optimiser
+    optimizer: ClientOptimizer = Field(ClientOptimizer.SGD, exclude_if=lambda value: value is ClientOptimizer.SGD)
     policy: part_field(POLICIES) = Field("heterofl", validate_default=True)  # type: ignore[valid-type]
     objective: part_field(OBJECTIVES) = Field("sgd", validate_default=True)  # type: ignore[valid-type]
     round_hook: part_field(ROUND_HOOKS) | None = None  # type: ignore[valid-type]

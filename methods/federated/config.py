@@ -9,6 +9,7 @@ from methods.extraction import ExtractionMode
 from methods.federated.aggregation import Weighting
 from methods.federated.augmentation import AugmentationMode
 from methods.federated.objectives import LocalObjective
+from methods.federated.optimizers import ClientOptimizer
 from methods.federated.parts import Choice
 from methods.federated.policies import AllocationPolicy, CapPolicy
 from methods.federated.precision import Precision
@@ -37,6 +38,7 @@ class FederationConfig:
     trains one client after another (the reference). Both follow the same per-client
     arithmetic; numbers agree up to float reduction order, so the choice is part of the run's key.
     ``precision``: the arithmetic of the clients' forward passes (`methods.federated.precision`).
+    ``optimizer``: the clients' optimiser (`methods.federated.optimizers`; Adam ignores ``momentum``).
     """
 
     num_clients: int = 20
@@ -58,6 +60,7 @@ class FederationConfig:
     eval_batch_size: int = 256
     client_execution: str = "batched"
     precision: str = "fp32"
+    optimizer: str = "sgd"
     policy: Choice[AllocationPolicy] = field(default_factory=lambda: Choice.of(CapPolicy))
     objective: Choice[LocalObjective] = field(default_factory=lambda: Choice.of(LocalObjective))
     round_hook: Choice[RoundHook] | None = None
@@ -68,6 +71,7 @@ class FederationConfig:
         AugmentationMode(self.augmentation)
         ClientExecution(self.client_execution)
         Precision(self.precision)
+        ClientOptimizer(self.optimizer)
         for role, base in (("policy", AllocationPolicy), ("objective", LocalObjective), ("round_hook", RoundHook)):
             choice = getattr(self, role)
             if choice is not None and not issubclass(choice.part, base):

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from torch import Tensor
 
+from methods.federated.optimizers import ClientOptimizer
 from methods.federated.precision import Precision
 
 Params = dict[str, Tensor]
@@ -12,8 +13,8 @@ Params = dict[str, Tensor]
 
 @dataclass(frozen=True)
 class LocalSettings:
-    """One round's local optimisation: E epochs of mini-batches, SGD, gradient-norm clipping, the
-    forward pass in ``precision``."""
+    """One round's local optimisation: E epochs of mini-batches, the ``optimizer`` (fresh each round;
+    `methods.federated.optimizers`), gradient-norm clipping, the forward pass in ``precision``."""
 
     epochs: int
     batch_size: int
@@ -22,6 +23,7 @@ class LocalSettings:
     weight_decay: float
     clip_norm: float | None
     precision: Precision = Precision.FP32
+    optimizer: ClientOptimizer = ClientOptimizer.SGD
 
 
 @dataclass

@@ -19,6 +19,7 @@ from methods.federated.data import FederatedDataset
 from methods.federated.evaluation import evaluate
 from methods.federated.local import LocalSettings
 from methods.federated.objectives import ObjectiveContext
+from methods.federated.optimizers import ClientOptimizer
 from methods.federated.policies import PolicyContext
 from methods.federated.precision import Precision, check_supported
 from methods.federated.results import FederationResult, RoundRecord
@@ -189,7 +190,7 @@ class _Federation:
         """The sampled clients' local training from their views: (updates, losses, whether any went non-finite)."""
         cfg = self.cfg
         settings = {i: LocalSettings(epochs[i], cfg.batch_size, lr, cfg.momentum, cfg.weight_decay, cfg.clip_norm,
-                                     Precision(cfg.precision)) for i in sampled}
+                                     Precision(cfg.precision), ClientOptimizer(cfg.optimizer)) for i in sampled}
         distinct = {id(v): v for v in views.values()}
         for key, view in distinct.items():
             self.tracker.record(view, sum(id(views[i]) == key for i in sampled))

@@ -19,6 +19,7 @@ from methods.federated.cohort import train_cohort
 from methods.federated.data import ClientData
 from methods.federated.labels import kept_logits
 from methods.federated.local import LocalResult, LocalSettings
+from methods.federated.optimizers import client_optimizer
 from methods.federated.parts import Part, Settings
 from methods.federated.precision import forward_precision
 from methods.federated.submodel import Params, SubmodelView, load_params
@@ -62,8 +63,8 @@ def train_local(model: nn.Module, start: Mapping[str, Tensor], data: ClientData,
     load_params(model, start)
     model.train()
     params = dict(model.named_parameters())
-    optimizer = torch.optim.SGD(params.values(), lr=settings.lr, momentum=settings.momentum,
-                                weight_decay=settings.weight_decay)
+    optimizer = client_optimizer(settings.optimizer, params.values(), settings.lr, settings.momentum,
+                                 settings.weight_decay)
     n = len(data)
     device = data.x.device
     loss_sum = torch.zeros((), device=device)

@@ -3,8 +3,8 @@
 Batched execution groups the clients whose sub-models have the same shapes (after extraction,
 random units included) and who run the same local epochs, and trains each group through the
 family's stacked form; families without a stacked form, sub-models too large to gain from it,
-objectives that override only ``train``, and sequential execution train one client after another
-with a module of the sub-model's size.
+objectives that override only ``train``, optimisers other than SGD (the stacked form steps SGD) and
+sequential execution train one client after another with a module of the sub-model's size.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from methods.federated.config import ClientExecution
 from methods.federated.data import ClientData
 from methods.federated.local import LocalResult, LocalSettings
 from methods.federated.objectives import LocalObjective
+from methods.federated.optimizers import ClientOptimizer
 from methods.federated.submodel import ModuleCache, Params, SubmodelView
 from methods.models.slicing import SliceableFamily
 
@@ -45,7 +46,8 @@ def train_round(execution: ClientExecution | str, objective: LocalObjective,
     for members in cohorts(clients, views, settings) if batched else [[i] for i in clients]:
         stacked = family.stacked(views[members[0]].sizes) if batched else None
         size = sum(t.numel() for t in starts[members[0]].values())
-        if stacked is None or size > STACKED_UP_TO_PARAMETERS:
+        stepped_by_sgd = settings[members[0]].optimizer is ClientOptimizer.SGD
+        if stacked is None or size > STACKED_UP_TO_PARAMETERS or not stepped_by_sgd:
             for i in members:
                 results[i] = objective.train(i, modules.get(views[i].sizes), views[i], starts[i],
                                              data[i], settings[i], generators[i])
