@@ -29,15 +29,15 @@ level, whichever variants it compares: an ablation or a collapsed baseline is ne
   outcome is fixed by the code path, so they can fail only by a changed implementation;
 - `diagnostic`: labelled measurements that are not the paper's claims (roles `diagnostic` and `probe`).
 
-Every FAIL carries an attribution: the claim's own for that profile (`attribution:` in its YAML: the
-paper's, the implementation's or the scale's, with the evidence); else, below `LEARNED`, the scale's
-(the models at that profile are too far from the paper's to tell); else `UNEXPLAINED`.
+Whose a FAIL is (the paper's, its setting's, the implementation's, the scale's, or unexplained) is derived
+from the levels of all the claim's verdicts, the scale studies and the conformance fixtures by
+`harness.verdicts.attribution`, once every verdict's level is read.
 """
 from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 from harness.kinds.base import ExperimentKind
 from harness.kinds.evaluations import MissingValue
@@ -45,8 +45,6 @@ from harness.loading.catalog import Catalog, LoadedSpec
 
 LEARNED = 0.5
 """The learning level (share of the paper's gain over chance) from which the models count as learning."""
-UNEXPLAINED = "unexplained"
-"""The attribution of a FAIL neither its level nor its claim explains."""
 GROUPS = ("learned", "weak", "unleveled", "independent", "cost", "analytic", "implementation", "diagnostic")
 
 
@@ -71,7 +69,11 @@ class Level:
     """The learning level (None where it does not apply or could not be read)."""
     text: str = ""
     attribution: str = ""
-    """For a FAIL: whose it is (the level's, the claim's own, or UNEXPLAINED); '' for any other verdict."""
+    """For a FAIL: whose it is and why, as `harness.verdicts.attribution` derives it; '' for any other verdict."""
+    whose: str = ""
+    """For a FAIL: the derived whose alone (one of `harness.verdicts.attribution.WHOSE`, or its UNEXPLAINED)."""
+    contradicted: str = ""
+    """For a FAIL: the claim's own `whose` where the rule contradicts it, and why."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -174,15 +176,9 @@ class LevelReader:
                           f"{reference.accuracy:g}% ({reference.source}; {chance_text}, {chance:.3g}%)")
 
     def level(self, verdict) -> Level:
-        """The verdict's group and level; a FAIL's attribution is its claim's own for the profile, else the
-        level's where the models barely learn, else UNEXPLAINED."""
-        found = self._level(verdict)
-        if verdict.status != "FAIL":
-            return found
-        declared = self.catalog.claim(verdict.claim).claim.attribution.get(verdict.profile)
-        if declared is not None:  # the claim's evidence is specific; the level's is general
-            return replace(found, attribution=declared.text())
-        return found if found.attribution else replace(found, attribution=UNEXPLAINED)
+        """The verdict's group and level (whose a FAIL is comes later, from every verdict's level:
+        `harness.verdicts.attribution`)."""
+        return self._level(verdict)
 
     def _level(self, verdict) -> Level:
         claim = self.catalog.claim(verdict.claim).claim
@@ -195,8 +191,7 @@ class LevelReader:
         if fraction is None:
             return Level("unleveled", None, text)
         if fraction < LEARNED:
-            return Level("weak", fraction, f"{text}; below {LEARNED}: the models barely learn here",
-                         _scale_attribution(verdict, fraction))
+            return Level("weak", fraction, f"{text}; below {LEARNED}: the models barely learn here")
         small = _effect_below_interest(self.catalog, verdict, metric)
         if small:
             return Level("weak", fraction, f"{text}; {small}")
@@ -240,13 +235,6 @@ def without_reference(catalog: Catalog) -> list[tuple[LoadedSpec, list[str]]]:
         if claims:
             found.append((target, claims))
     return found
-
-
-def _scale_attribution(verdict, fraction: float) -> str:
-    if verdict.status != "FAIL":
-        return ""
-    return (f"the scale: the models reach {fraction:.2f} of the paper's gain over chance here, below {LEARNED}, "
-            f"so this FAIL cannot tell the paper's claim from the scale's limit")
 
 
 def _series_means(verdict) -> dict[str, float]:
