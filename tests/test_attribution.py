@@ -135,3 +135,14 @@ def test_table_3_figures_without_their_source_do_not_make_a_fail_the_papers(clai
     found = attribute(claim, "standard", evidence)
     assert said[(claim, "standard")].whose == PAPER
     assert (found.whose, found.contradicted.startswith("the claim says the paper")) == (SCALE, True)
+
+
+def test_the_committed_conformance_fixtures_rule_out_the_implementation_only_where_they_cover() -> None:
+    from harness.report.attributions import conformance_coverage
+
+    covered = conformance_coverage(CATALOG, ROOT)
+    assert "fedrolex.participation.10pct" in covered and "resnet_server.py" in covered["fedrolex.participation.10pct"]
+    reads_update_weights = [loaded.id for loaded in CATALOG.claims
+                            if "fedrolex-update-weights" in getattr(loaded.claim.observe, "of", [])]
+    assert reads_update_weights and not set(reads_update_weights) & set(covered)  # the stem differs there
+    assert not any(claim.startswith("hasfl.") for claim in covered)

@@ -54,6 +54,8 @@ class Measured:
 
     accuracy: float
     chance: float | None = None
+    best: float | None = None
+    """The mean over seeds of each run's best evaluation, where the kind declares one (`Learning.best`)."""
 
 
 Accuracies = Mapping[tuple[str, str, str], Measured]
@@ -80,24 +82,30 @@ class Level:
 
 
 def accuracies_from_records(catalog: Catalog, requests, records: Mapping[str, dict | None]) -> dict:
-    """Mean accuracy and chance per (experiment, variant, profile) over the stored records of the requests."""
-    found: dict[tuple[str, str, str], list[tuple[float, float | None]]] = {}
+    """Mean accuracy, chance and best evaluation per (experiment, variant, profile) over the stored records of
+    the requests."""
+    found: dict[tuple[str, str, str], list[tuple[float, float | None, float | None]]] = {}
     for request in requests:
         record = records.get(request.key)
         loaded = catalog.specs.get(request.experiment)
         if record is None or record.get("status") != "ok" or loaded is None or loaded.kind.learning is None:
             continue
         learning = loaded.kind.learning
-        metric = loaded.kind.metrics[learning.metric]
         try:
-            value = metric.compute(record["result"], metric.args())
+            value = _metric(loaded, learning.metric, record)
+            best = None if learning.best is None else _metric(loaded, learning.best, record)
         except MissingValue:
             continue  # the claims reading the record are ERROR, naming it; it measures no level
         if value == value:  # not NaN
             chance = record["result"].get(learning.majority)
             found.setdefault((request.experiment, request.variant, request.profile), []).append(
-                (float(value), None if chance is None else float(chance)))
+                (float(value), None if chance is None else float(chance), best if best == best else None))
     return {key: _mean(values) for key, values in found.items()}
+
+
+def _metric(loaded: LoadedSpec, name: str, record: dict) -> float:
+    metric = loaded.kind.metrics[name]
+    return float(metric.compute(record["result"], metric.args()))
 
 
 def reference_accuracies(catalog: Catalog, lookup, profiles) -> dict:
@@ -125,10 +133,12 @@ class _Run:
     profile: str
 
 
-def _mean(values: list[tuple[float, float | None]]) -> Measured:
-    chances = [c for _, c in values]
-    return Measured(statistics.fmean(a for a, _ in values),
-                    None if any(c is None for c in chances) else statistics.fmean(c for c in chances if c is not None))
+def _mean(values: list[tuple[float, float | None, float | None]]) -> Measured:
+    chances = [c for _, c, _ in values]
+    bests = [b for _, _, b in values]
+    return Measured(statistics.fmean(a for a, _, _ in values),
+                    None if any(c is None for c in chances) else statistics.fmean(c for c in chances if c is not None),
+                    None if any(b is None for b in bests) else statistics.fmean(b for b in bests if b is not None))
 
 
 def accuracies_from_verdicts(catalog: Catalog, verdicts) -> dict:
@@ -172,8 +182,9 @@ class LevelReader:
         if reference.accuracy <= chance:
             return None, f"no learning level: the paper's {reference.accuracy:g}% is not above chance ({chance:.3g}%)"
         fraction = (measured.accuracy - chance) / (reference.accuracy - chance)
-        return fraction, (f"learning level {fraction:.2f}: {label} {measured.accuracy:.1f}% against the paper's "
-                          f"{reference.accuracy:g}% ({reference.source}; {chance_text}, {chance:.3g}%)")
+        best = "" if measured.best is None else f" (its best evaluation {measured.best:.1f}%)"
+        return fraction, (f"learning level {fraction:.2f}: {label} {measured.accuracy:.1f}%{best} against the "
+                          f"paper's {reference.accuracy:g}% ({reference.source}; {chance_text}, {chance:.3g}%)")
 
     def level(self, verdict) -> Level:
         """The verdict's group and level (whose a FAIL is comes later, from every verdict's level:
