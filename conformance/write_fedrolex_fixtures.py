@@ -174,10 +174,8 @@ def _metadata(commit: str, runs: list[dict]) -> dict:
                       "written_by": "conformance/write_fedrolex_fixtures.py"},
         "covers": {
             "kind": "federated_training",
-            "text": ("the server side is the authors': conformance fixtures reproduce FedRolex's resnet_server.py "
-                     f"at {REFERENCE_COMMIT} (rolling, static and random extraction, four rounds of aggregation with "
-                     "label-split classifier rows and count-weighted batch norm, on the project's CNN, to float "
-                     "rounding); client training and capacity draws are not covered"),
+            "text": (f"conformance fixtures reproduce the authors' server (FedRolex resnet_server.py at "
+                     f"{REFERENCE_COMMIT}: extraction, aggregation) to float rounding; client training not covered"),
             "settings": {"federation.extraction": ["rolling", "prefix", "random"],
                          "federation.weighting": ["equal", "size"], "federation.label_split": [True],
                          "federation.count_weighted": [True]}},
