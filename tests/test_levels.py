@@ -63,7 +63,7 @@ def test_fedrolex_is_graded_against_its_papers_table_3() -> None:
         _verdict("fedrolex.accuracy.high-heterogeneity-ordering", "learning", "FAIL"))
     assert level.fraction == pytest.approx((33.2 - 10) / (69.44 - 10)) and level.group == "weak"
     assert "Table 3" in level.text
-    assert level.attribution.startswith("the scale")  # a FAIL where the models barely learn is the scale's
+    assert level.attribution == ""  # whose a FAIL is reads every profile's level: harness.verdicts.attribution
 
 
 def test_without_a_declared_reference_the_level_is_unknown_not_weak(monkeypatch) -> None:
@@ -71,7 +71,6 @@ def test_without_a_declared_reference_the_level_is_unknown_not_weak(monkeypatch)
     monkeypatch.setattr(loaded, "spec", loaded.spec.model_copy(update={"reference": None}))
     level = level_reader(CATALOG, {}).level(_verdict("fedrolex.participation.10pct", "smoke", "FAIL"))
     assert level.group == "unleveled" and "declares no reference" in level.text
-    assert level.attribution == "unexplained"  # no level to explain it, and the claim declares none at smoke
 
 
 def test_a_reference_not_measured_at_the_profile_gives_no_level() -> None:
@@ -85,11 +84,15 @@ def test_chance_comes_from_the_records_majority_label() -> None:
         def __init__(self, key):
             self.key, self.experiment, self.variant, self.profile = key, "hasfl-cifar10", "hasfl", "smoke"
 
-    history = [{"round": r, "test_accuracy": 0.3} for r in range(10)]
+    history = [{"round": r, "test_accuracy": 0.3 + (0.1 if r == 4 else 0.0)} for r in range(10)]
     records = {f"k{s}": {"status": "ok", "result": {"history": history, "majority_accuracy": 10.0 + s,
                                                      "config": {"rounds": 10}}} for s in range(2)}
     measured = accuracies_from_records(CATALOG, [Request(f"k{s}") for s in range(2)], records)
-    assert measured[("hasfl-cifar10", "hasfl", "smoke")] == Measured(pytest.approx(30.0), 10.5)
+    # the end (the last 10% of rounds) and, beside it, the best evaluation, which the paper may report
+    assert measured[("hasfl-cifar10", "hasfl", "smoke")] == Measured(pytest.approx(30.0), 10.5, pytest.approx(40.0))
+    level = level_reader(CATALOG, measured).level(_verdict("hasfl.table3.cifar10.hasfl-matches-heterofl", "smoke",
+                                                           "PASS"))
+    assert "HAS-FL 30.0% (its best evaluation 40.0%) against the paper's" in level.text
 
 
 def test_structural_and_cost_metrics_are_not_graded_by_learning() -> None:
@@ -129,21 +132,29 @@ def test_a_reference_run_shared_with_another_experiment_is_found_under_its_own_n
     assert measured[("fedhenet-heterogeneity", "oneclass-n10", "smoke")] == Measured(pytest.approx(59.8), 10.0)
 
 
-def test_a_fail_the_level_does_not_explain_takes_its_claims_attribution_or_is_unexplained() -> None:
+def test_the_digest_lists_the_fails_the_rule_leaves_unexplained() -> None:
+    from harness.report.attributions import with_attributions
     from harness.report.digest import unexplained_line
-    from harness.verdicts.levels import UNEXPLAINED
 
-    reader = level_reader(CATALOG, {("hasfl-shakespeare", "hasfl", "smoke"): Measured(26.2, chance=20.5),
-                                    ("hasfl-shakespeare", "hasfl", "standard"): Measured(26.2, chance=20.5)})
-    declared = _verdict("hasfl.table6.shakespeare.hasfl-weakest-vs-uniform", "smoke", "FAIL")
-    assert reader.level(declared).attribution.startswith("the scale, because after 30 rounds")
-    bare = _verdict("hasfl.table6.shakespeare.hasfl-weakest-vs-uniform", "standard", "FAIL")
-    assert reader.level(bare).attribution == UNEXPLAINED
-    passed = _verdict("hasfl.table6.shakespeare.hasfl-weakest-vs-uniform", "smoke", "PASS")
-    assert reader.level(passed).attribution == ""
-    levels = {(v.claim, v.profile): reader.level(v) for v in (declared, bare)}
-    (line, _) = unexplained_line([declared, bare], levels)
-    assert "at `standard` `hasfl.table6.shakespeare.hasfl-weakest-vs-uniform`." in line and "`smoke`" not in line
+    claim = "hasfl.table6.shakespeare.hasfl-weakest-vs-uniform"
+    reader = level_reader(CATALOG, {("hasfl-shakespeare", "hasfl", profile): Measured(accuracy, chance=20.5)
+                                    for profile, accuracy in (("smoke", 20.9), ("standard", 26.2), ("learning", 26.2))})
+    smoke, standard = _verdict(claim, "smoke", "FAIL"), _verdict(claim, "standard", "PASS")
+
+    def attributed(*verdicts):
+        levels = {(v.claim, v.profile): reader.level(v) for v in verdicts}
+        return with_attributions(CATALOG, verdicts, levels, [], ROOT)
+
+    levels = attributed(smoke, standard)  # smoke's level is 0.08 and no FAIL where the models learn
+    assert levels[(claim, "smoke")].attribution.startswith("the scale, because after 30 rounds")
+    assert levels[(claim, "standard")].attribution == ""
+    learning = _verdict(claim, "learning", "FAIL")
+    levels = attributed(smoke, standard, learning)  # a FAIL at level 1.1 refutes smoke's `the scale`
+    assert levels[(claim, "smoke")].whose == "unexplained"
+    assert levels[(claim, "smoke")].contradicted == "the claim says the scale"
+    assert levels[(claim, "learning")].whose == "unexplained"
+    (line, _) = unexplained_line([smoke, standard, learning], levels)
+    assert f"at `smoke` `{claim}`; at `learning` `{claim}`." in line and "`standard`" not in line
 
 
 def test_an_attribution_at_a_profile_the_claim_does_not_test_is_refused() -> None:

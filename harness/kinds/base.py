@@ -165,6 +165,9 @@ class Learning:
     chance: Callable[[Mapping[str, Any]], float]
     """The accuracy of a uniform guess (100 / classes), from a run's resolved config."""
     majority: str = "majority_accuracy"
+    best: str | None = None
+    """The metric of the best evaluation of the run, which reports show beside `metric` (papers that keep
+    their best checkpoint report it); None where the kind has none."""
 
 
 @dataclass(frozen=True)

@@ -228,7 +228,7 @@ FEDERATED_TRAINING = ExperimentKind(
     evidence="empirical",
     description="Federated (sub-)model training with a composed allocation policy, local objective and aggregator.",
     runner="harness.runners.federated",
-    learning=Learning("end_accuracy", _chance),
+    learning=Learning("end_accuracy", _chance, best="best_accuracy"),
     metrics=classified({
         "final_accuracy": Metric("test accuracy (%) at the last evaluation", _final_accuracy, unit="%"),
         "best_accuracy": Metric("highest test accuracy (%) over the evaluations", _best_accuracy, unit="%"),

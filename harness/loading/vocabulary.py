@@ -26,10 +26,15 @@ FIELDS = {
             "that does not depend on learning, else the catalog refuses it); counted apart, never as a "
             "reproduction, and each has a test that breaks the implementation and sees it FAIL.",
     "attribution": "per profile, whose a FAIL there is, `{whose, evidence}` with `whose` one of `the paper` (its "
-                   "own numbers or text disagree with the sentence), `the implementation` (a departure, named) or "
-                   "`the scale` (a study or a measurement shows the limit). It comes before the learning level's "
-                   "general reading (below half the paper's gain over chance a FAIL is the scale's); a FAIL with "
-                   "neither is listed as unexplained at the end of the digest. An attribution at a profile the "
+                   "own numbers or text disagree with the sentence: give the words in `quote` and where they are in "
+                   "`quote_source`), `the paper's setting` (`as_run`: the id of the same claim run as the authors' "
+                   "code ran it, which PASSes where this one FAILs), `the implementation` (a departure, named) or "
+                   "`the scale` (the models learn too little here to tell). It is evidence the report's rule checks "
+                   "(`harness.verdicts.attribution`), not its word: the rule derives whose every FAIL is (the scale "
+                   "only below half the paper's gain over chance with no FAIL of the same relation where the models "
+                   "learn, or with a study moving toward the claim; the implementation ruled out where conformance "
+                   "fixtures cover the claim's methods), reports a `whose` it does not derive as contradicted, and "
+                   "lists the FAILs it leaves unexplained at the end of the digest. An attribution at a profile the "
                    "claim does not test is refused.",
     "quote_from": "`paper` (default) or `authors-readme`: the statement quotes the authors' repository README, "
                   "not the paper; the `source` must name that README.",

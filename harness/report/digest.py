@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping
 from harness.loading.catalog import Catalog
 from harness.report.sequential import extended
 from harness.schema.expectations.base import ExpectationBase
-from harness.verdicts.levels import LEARNED, UNEXPLAINED, Level
+from harness.verdicts.attribution import UNEXPLAINED
+from harness.verdicts.levels import LEARNED, Level
 from harness.verdicts.verify import Verdict
 
 MAX_LINES = 60
@@ -200,14 +201,19 @@ def implementation_line(paper: str, verdicts, levels: Mapping[tuple[str, str], L
 
 
 def unexplained_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> list[str]:
-    """The FAILs whose attribution is UNEXPLAINED: neither the level nor the claim says whose they are."""
+    """The FAILs the attribution rule (`harness.verdicts.attribution`) leaves UNEXPLAINED, named, or counted per
+    profile where naming them would run past `DECIDED_LINE` characters."""
     by_profile: dict[str, list[str]] = {}
     for v in verdicts:
-        if v.status == "FAIL" and levels[(v.claim, v.profile)].attribution == UNEXPLAINED:
+        if v.status == "FAIL" and levels[(v.claim, v.profile)].whose == UNEXPLAINED:
             by_profile.setdefault(v.profile, []).append(f"`{v.claim}`")
+    head = ("**FAILs unexplained** (whose they are, the paper's, its setting's, the implementation's or the "
+            "scale's, the evidence does not say): ")
     named = "; ".join(f"at `{profile}` {', '.join(claims)}" for profile, claims in by_profile.items())
-    return [f"**FAILs unexplained** (whose they are, the paper's, the implementation's or the scale's, is not "
-            f"known): {named or 'none'}.", ""]
+    if len(head) + len(named) > DECIDED_LINE:
+        named = "; ".join(f"{len(claims)} at `{profile}`" for profile, claims in by_profile.items()) + \
+            " (each claim's evidence level in its detail says why)"
+    return [f"{head}{named or 'none'}.", ""]
 
 
 DECIDED_LINE = 290

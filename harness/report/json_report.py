@@ -36,7 +36,8 @@ def report_json(outcome: Outcome, report: Any, readings: list[StudyReading], bas
                "verdicts": [{**v.to_dict(), "level": report.levels[(v.claim, v.profile)].to_dict(),
                              "proxy": report.proxies.get((v.claim, v.profile), "")}
                             for v in outcome.verdicts],
-               "accuracies": [{"experiment": e, "variant": v, "profile": p, "mean": m.accuracy, "chance": m.chance}
+               "accuracies": [{"experiment": e, "variant": v, "profile": p, "mean": m.accuracy, "chance": m.chance,
+                               "best": m.best}
                               for (e, v, p), m in sorted(report.accuracies.items())],
                "studies": study_dicts(readings, base),
                "confirmatory": [r.to_dict() for r in report.confirmatory] + [{"refused": line}

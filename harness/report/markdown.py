@@ -19,6 +19,7 @@ from harness.loading.studies import PAPER_PROFILE
 from harness.pipeline import Outcome, numerics_of
 from harness.provenance import git_commit, library_versions, machine
 from harness.report import confirmatory
+from harness.report.attributions import with_attributions
 from harness.report.cells import DETAIL_DIR, cell, relative
 from harness.report.digest import MAX_LINES, digest, tested_and_paper
 from harness.report.figures import draw_figures
@@ -30,7 +31,7 @@ from harness.report.numerics import across_numerics_lines, committed_baseline, f
 from harness.report.performance import performance_section
 from harness.report.proxies import proxy_notes
 from harness.report.sequential import claim_line, extended, sequential_entries, sequential_section
-from harness.report.studies import StudyReading, central_along_studies, study_findings
+from harness.report.studies import StudyReading, central_along_studies, study_dicts, study_findings
 from harness.report.studies_section import studies_section
 from harness.running.trial import read_trial, trial_sentence
 from harness.sequential import confirmatory_runs
@@ -361,6 +362,8 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
     outcome, settings = report.outcome, report.settings
     detail_dir = report_path.parent / DETAIL_DIR
     study_lines, study_files, readings = studies_section(studies, report_path, figures_dir)
+    report.levels = with_attributions(report.catalog, outcome.verdicts, report.levels,
+                                      study_dicts(readings, report_path.parent), settings.root)
     shown = [v for v in outcome.verdicts if v.profile in report.profiles]
     lines = report.header()
     lines += digest(report.catalog, shown, report.levels, report.profiles, report.detail_link,

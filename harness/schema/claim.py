@@ -39,16 +39,22 @@ QuoteOrigin = Literal["paper", "authors-readme"]
 """Where `statement` is quoted from: the paper itself, or the authors' repository README."""
 
 
-Whose = Literal["the paper", "the implementation", "the scale"]
+Whose = Literal["the paper", "the paper's setting", "the implementation", "the scale"]
 
 
 class Attribution(StrictModel):
-    """Whose a FAIL at a profile is, with the evidence: the paper's (its own numbers or text disagree
-    with the sentence), the implementation's (a departure from the paper, named), or the scale's
-    (a study or a measurement at this scale shows the limit)."""
+    """Whose a FAIL at a profile is, with the evidence: an input `harness.verdicts.attribution` checks, not
+    the report's word. `the paper`: its own numbers or text disagree with the sentence, quoted (`quote`)
+    with where (`quote_source`); `the paper's setting`: the claim run as the authors' code ran it
+    (`as_run`, another claim) PASSes where this one FAILs; `the implementation`: a departure from the
+    paper, named (refuted where conformance fixtures cover the methods the claim reads); `the scale`:
+    the models learn too little here to tell (refuted where the same relation FAILs where they learn)."""
 
     whose: Whose
     evidence: Annotated[str, Field(min_length=20)]
+    quote: str = ""
+    quote_source: str = ""
+    as_run: ClaimId | None = None
 
     def text(self) -> str:
         return f"{self.whose}, because {self.evidence}"

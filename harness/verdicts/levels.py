@@ -29,15 +29,15 @@ level, whichever variants it compares: an ablation or a collapsed baseline is ne
   outcome is fixed by the code path, so they can fail only by a changed implementation;
 - `diagnostic`: labelled measurements that are not the paper's claims (roles `diagnostic` and `probe`).
 
-Every FAIL carries an attribution: the claim's own for that profile (`attribution:` in its YAML: the
-paper's, the implementation's or the scale's, with the evidence); else, below `LEARNED`, the scale's
-(the models at that profile are too far from the paper's to tell); else `UNEXPLAINED`.
+Whose a FAIL is (the paper's, its setting's, the implementation's, the scale's, or unexplained) is derived
+from the levels of all the claim's verdicts, the scale studies and the conformance fixtures by
+`harness.verdicts.attribution`, once every verdict's level is read.
 """
 from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 from harness.kinds.base import ExperimentKind
 from harness.kinds.evaluations import MissingValue
@@ -45,8 +45,6 @@ from harness.loading.catalog import Catalog, LoadedSpec
 
 LEARNED = 0.5
 """The learning level (share of the paper's gain over chance) from which the models count as learning."""
-UNEXPLAINED = "unexplained"
-"""The attribution of a FAIL neither its level nor its claim explains."""
 GROUPS = ("learned", "weak", "unleveled", "independent", "cost", "analytic", "implementation", "diagnostic")
 
 
@@ -56,6 +54,8 @@ class Measured:
 
     accuracy: float
     chance: float | None = None
+    best: float | None = None
+    """The mean over seeds of each run's best evaluation, where the kind declares one (`Learning.best`)."""
 
 
 Accuracies = Mapping[tuple[str, str, str], Measured]
@@ -71,31 +71,41 @@ class Level:
     """The learning level (None where it does not apply or could not be read)."""
     text: str = ""
     attribution: str = ""
-    """For a FAIL: whose it is (the level's, the claim's own, or UNEXPLAINED); '' for any other verdict."""
+    """For a FAIL: whose it is and why, as `harness.verdicts.attribution` derives it; '' for any other verdict."""
+    whose: str = ""
+    """For a FAIL: the derived whose alone (one of `harness.verdicts.attribution.WHOSE`, or its UNEXPLAINED)."""
+    contradicted: str = ""
+    """For a FAIL: the claim's own `whose` where the rule contradicts it, and why."""
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 def accuracies_from_records(catalog: Catalog, requests, records: Mapping[str, dict | None]) -> dict:
-    """Mean accuracy and chance per (experiment, variant, profile) over the stored records of the requests."""
-    found: dict[tuple[str, str, str], list[tuple[float, float | None]]] = {}
+    """Mean accuracy, chance and best evaluation per (experiment, variant, profile) over the stored records of
+    the requests."""
+    found: dict[tuple[str, str, str], list[tuple[float, float | None, float | None]]] = {}
     for request in requests:
         record = records.get(request.key)
         loaded = catalog.specs.get(request.experiment)
         if record is None or record.get("status") != "ok" or loaded is None or loaded.kind.learning is None:
             continue
         learning = loaded.kind.learning
-        metric = loaded.kind.metrics[learning.metric]
         try:
-            value = metric.compute(record["result"], metric.args())
+            value = _metric(loaded, learning.metric, record)
+            best = None if learning.best is None else _metric(loaded, learning.best, record)
         except MissingValue:
             continue  # the claims reading the record are ERROR, naming it; it measures no level
         if value == value:  # not NaN
             chance = record["result"].get(learning.majority)
             found.setdefault((request.experiment, request.variant, request.profile), []).append(
-                (float(value), None if chance is None else float(chance)))
+                (float(value), None if chance is None else float(chance), best if best == best else None))
     return {key: _mean(values) for key, values in found.items()}
+
+
+def _metric(loaded: LoadedSpec, name: str, record: dict) -> float:
+    metric = loaded.kind.metrics[name]
+    return float(metric.compute(record["result"], metric.args()))
 
 
 def reference_accuracies(catalog: Catalog, lookup, profiles) -> dict:
@@ -123,10 +133,12 @@ class _Run:
     profile: str
 
 
-def _mean(values: list[tuple[float, float | None]]) -> Measured:
-    chances = [c for _, c in values]
-    return Measured(statistics.fmean(a for a, _ in values),
-                    None if any(c is None for c in chances) else statistics.fmean(c for c in chances if c is not None))
+def _mean(values: list[tuple[float, float | None, float | None]]) -> Measured:
+    chances = [c for _, c, _ in values]
+    bests = [b for _, _, b in values]
+    return Measured(statistics.fmean(a for a, _, _ in values),
+                    None if any(c is None for c in chances) else statistics.fmean(c for c in chances if c is not None),
+                    None if any(b is None for b in bests) else statistics.fmean(b for b in bests if b is not None))
 
 
 def accuracies_from_verdicts(catalog: Catalog, verdicts) -> dict:
@@ -170,19 +182,14 @@ class LevelReader:
         if reference.accuracy <= chance:
             return None, f"no learning level: the paper's {reference.accuracy:g}% is not above chance ({chance:.3g}%)"
         fraction = (measured.accuracy - chance) / (reference.accuracy - chance)
-        return fraction, (f"learning level {fraction:.2f}: {label} {measured.accuracy:.1f}% against the paper's "
-                          f"{reference.accuracy:g}% ({reference.source}; {chance_text}, {chance:.3g}%)")
+        best = "" if measured.best is None else f" (its best evaluation {measured.best:.1f}%)"
+        return fraction, (f"learning level {fraction:.2f}: {label} {measured.accuracy:.1f}%{best} against the "
+                          f"paper's {reference.accuracy:g}% ({reference.source}; {chance_text}, {chance:.3g}%)")
 
     def level(self, verdict) -> Level:
-        """The verdict's group and level; a FAIL's attribution is its claim's own for the profile, else the
-        level's where the models barely learn, else UNEXPLAINED."""
-        found = self._level(verdict)
-        if verdict.status != "FAIL":
-            return found
-        declared = self.catalog.claim(verdict.claim).claim.attribution.get(verdict.profile)
-        if declared is not None:  # the claim's evidence is specific; the level's is general
-            return replace(found, attribution=declared.text())
-        return found if found.attribution else replace(found, attribution=UNEXPLAINED)
+        """The verdict's group and level (whose a FAIL is comes later, from every verdict's level:
+        `harness.verdicts.attribution`)."""
+        return self._level(verdict)
 
     def _level(self, verdict) -> Level:
         claim = self.catalog.claim(verdict.claim).claim
@@ -195,8 +202,7 @@ class LevelReader:
         if fraction is None:
             return Level("unleveled", None, text)
         if fraction < LEARNED:
-            return Level("weak", fraction, f"{text}; below {LEARNED}: the models barely learn here",
-                         _scale_attribution(verdict, fraction))
+            return Level("weak", fraction, f"{text}; below {LEARNED}: the models barely learn here")
         small = _effect_below_interest(self.catalog, verdict, metric)
         if small:
             return Level("weak", fraction, f"{text}; {small}")
@@ -240,13 +246,6 @@ def without_reference(catalog: Catalog) -> list[tuple[LoadedSpec, list[str]]]:
         if claims:
             found.append((target, claims))
     return found
-
-
-def _scale_attribution(verdict, fraction: float) -> str:
-    if verdict.status != "FAIL":
-        return ""
-    return (f"the scale: the models reach {fraction:.2f} of the paper's gain over chance here, below {LEARNED}, "
-            f"so this FAIL cannot tell the paper's claim from the scale's limit")
 
 
 def _series_means(verdict) -> dict[str, float]:

@@ -1,0 +1,165 @@
+"""Whose a FAIL is, derived by one rule over evidence rather than taken from prose (issue 54):
+
+- the implementation is *ruled out* where conformance fixtures cover every method the claim reads (the
+  project's methods reproduce the authors' code on them); a claimed `the implementation` is then contradicted;
+- `the paper` only where the claim quotes the contradiction and names its source;
+- `the paper's setting` only where the claim names the same claim run in the setting the authors' code ran
+  (`as_run`) and the verdict flips there: FAIL as stated, PASS as run;
+- `the scale` only where the verdict's learning level is below `LEARNED` and no claim stating the same
+  relation FAILs at a profile where the models learn (level ≥ `LEARNED`), or where a scale study shows the
+  tested statistic moving toward the claim (every tested series heading toward the paper's range or inside it);
+- otherwise `UNEXPLAINED`.
+
+A claim's hand-written `attribution:` is an input the rule checks: a `whose` the rule does not derive is
+reported as contradicted, with why. The evidence is plain data, so the same rule runs on a report being
+written and on a committed REPORT.json.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from harness.verdicts.levels import LEARNED
+
+PAPER, SETTING, IMPLEMENTATION, SCALE = "the paper", "the paper's setting", "the implementation", "the scale"
+WHOSE = (PAPER, SETTING, IMPLEMENTATION, SCALE)
+UNEXPLAINED = "unexplained"
+"""Whose a FAIL is where the evidence derives none of WHOSE."""
+TOWARD_THE_CLAIM = ("toward", "inside")
+"""A study's headings (`harness.statistics.trend.heading`) that show a statistic moving toward the claim."""
+
+
+@dataclass(frozen=True)
+class VerdictAt:
+    """One verdict as the rule reads it."""
+
+    claim: str
+    profile: str
+    status: str
+    fraction: float | None
+    """Its learning level (None where none applies or none could be read)."""
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A claim's hand-written attribution at a profile: the input the rule checks."""
+
+    whose: str
+    evidence: str
+    quote: str = ""
+    quote_source: str = ""
+    as_run: str = ""
+
+
+@dataclass(frozen=True)
+class StudyHeading:
+    """Where a scale study of a claim sees its tested statistic heading, series by series."""
+
+    study: str
+    headings: tuple[str, ...]
+
+    def toward(self) -> bool:
+        return bool(self.headings) and all(h in TOWARD_THE_CLAIM for h in self.headings)
+
+    def text(self) -> str:
+        return f"study `{self.study}` reads its tested statistic {', '.join(self.headings) or 'without a trend'}"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    verdicts: Mapping[tuple[str, str], VerdictAt]
+    relations: Mapping[str, frozenset[str]]
+    """Per claim, the claims stating the same relation (itself included)."""
+    studies: Mapping[str, tuple[StudyHeading, ...]] = field(default_factory=dict)
+    conformance: Mapping[str, str] = field(default_factory=dict)
+    """Per claim whose every method the conformance fixtures cover: which fixtures."""
+    claimed: Mapping[tuple[str, str], Claimed] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Attribution:
+    whose: str
+    """One of WHOSE, or UNEXPLAINED."""
+    why: str
+    contradicted: str = ""
+    """The claim's own `whose` where the rule does not derive it, and why not ('' where none is contradicted)."""
+
+    def text(self) -> str:
+        shown = f"{self.whose}, because {self.why}" if self.why else self.whose
+        if self.contradicted:
+            shown += f" (contradicted: {self.contradicted})"
+        return shown
+
+
+def attribute(claim: str, profile: str, evidence: Evidence) -> Attribution:
+    """Whose the FAIL of `claim` at `profile` is, by the rule, with the claim's own attribution checked."""
+    claimed = evidence.claimed.get((claim, profile))
+    by_claim = None if claimed is None else _claimed_holds(claimed, claim, profile, evidence)
+    if claimed is not None and by_claim is not None and by_claim.whose == claimed.whose:
+        return by_claim
+    derived = _scale_or_unexplained(claim, profile, evidence)
+    if claimed is None:
+        return derived
+    if claimed.whose == derived.whose:
+        return Attribution(derived.whose, claimed.evidence)
+    if by_claim is None:  # a claimed `the scale`: the derived reason says why not
+        return Attribution(derived.whose, derived.why, f"the claim says {SCALE}")
+    return Attribution(derived.whose, derived.why, f"the claim says {claimed.whose}, but {by_claim.why}")
+
+
+def _claimed_holds(claimed: Claimed, claim: str, profile: str, evidence: Evidence) -> Attribution | None:
+    """The claim's own attribution where the rule derives it; else an Attribution whose `why` says why
+    not (with `whose` UNEXPLAINED); None for `the scale`, which the rule derives from the levels."""
+    if claimed.whose == PAPER:
+        if claimed.quote.strip() and claimed.quote_source.strip():
+            return Attribution(PAPER, f"{claimed.evidence} (quoted from {claimed.quote_source}: \"{claimed.quote}\")")
+        return Attribution(UNEXPLAINED, "it quotes no contradiction with its source (`quote` and `quote_source`)")
+    if claimed.whose == SETTING:
+        stated = evidence.verdicts.get((claim, profile))
+        as_run = evidence.verdicts.get((claimed.as_run, profile)) if claimed.as_run else None
+        if stated is not None and stated.status == "FAIL" and as_run is not None and as_run.status == "PASS":
+            return Attribution(SETTING, f"{claimed.evidence} (`{claimed.as_run}`, as the authors' code ran it, PASSes)")
+        ran = "names no claim run as the authors' code ran it (`as_run`)" if not claimed.as_run else (
+            f"`{claimed.as_run}` does not PASS at {profile}" + (f" ({as_run.status})" if as_run else ""))
+        return Attribution(UNEXPLAINED, f"the verdict does not flip: it {ran}")
+    if claimed.whose == IMPLEMENTATION:
+        covered = evidence.conformance.get(claim, "")
+        if covered:
+            return Attribution(UNEXPLAINED, f"the implementation is ruled out: {covered}")
+        return Attribution(IMPLEMENTATION, claimed.evidence)
+    return None
+
+
+def _scale_or_unexplained(claim: str, profile: str, evidence: Evidence) -> Attribution:
+    tested = evidence.verdicts[(claim, profile)]
+    toward = [s for s in evidence.studies.get(claim, ()) if s.toward()]
+    if toward:
+        return Attribution(SCALE, "; ".join(s.text() for s in toward) + " (toward the claim)")
+    if tested.fraction is not None and tested.fraction < LEARNED and not _fails_where_learned(claim, evidence):
+        return Attribution(SCALE, f"the models reach {tested.fraction:.2f} of the paper's gain over chance here, "
+                                  f"below {LEARNED}, and no claim of the same relation FAILs where they learn")
+    covered = evidence.conformance.get(claim, "")
+    why = [f"not {SCALE}: {_why_not_scale(claim, profile, evidence)}",
+           f"the implementation is ruled out: {covered}" if covered else ""]
+    return Attribution(UNEXPLAINED, "; ".join(w for w in why if w))
+
+
+def _fails_where_learned(claim: str, evidence: Evidence) -> list[VerdictAt]:
+    """The FAILs at a learned profile (level ≥ LEARNED) of the claims stating the same relation."""
+    related = evidence.relations.get(claim, frozenset({claim}))
+    return [t for t in evidence.verdicts.values() if t.claim in related and t.status == "FAIL"
+            and t.fraction is not None and t.fraction >= LEARNED]
+
+
+def _why_not_scale(claim: str, profile: str, evidence: Evidence) -> str:
+    """Why the rule does not derive `the scale` for this FAIL."""
+    tested = evidence.verdicts[(claim, profile)]
+    studies = [s.text() for s in evidence.studies.get(claim, ())]
+    moving = f"; {'; '.join(studies)}, not toward the claim" if studies else ""
+    if tested.fraction is None:
+        return f"no learning level applies here and no study shows it moving toward the claim{moving}"
+    if tested.fraction >= LEARNED:
+        return f"the models reach {tested.fraction:.2f} of the paper's gain over chance here (≥ {LEARNED}){moving}"
+    learned = _fails_where_learned(claim, evidence)
+    named = ", ".join(f"`{t.claim}` FAILs at {t.profile} (level {t.fraction:.2f})" for t in learned)
+    return f"the same relation FAILs where the models learn: {named}{moving}"

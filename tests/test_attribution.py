@@ -1,0 +1,148 @@
+"""Whose a FAIL is, derived by a rule over evidence (`harness.verdicts.attribution`, issue 54): the rule
+on hand-made evidence, the relations and the claims' own attributions it reads from the catalog, and every
+FAIL of the committed REPORT.json recomputed from its verdicts and the committed studies."""
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.loading.catalog import load_catalog
+from harness.report.attributions import claimed, from_report_json, relations
+from harness.verdicts.attribution import (
+    IMPLEMENTATION,
+    PAPER,
+    SCALE,
+    SETTING,
+    UNEXPLAINED,
+    WHOSE,
+    Claimed,
+    Evidence,
+    StudyHeading,
+    VerdictAt,
+    attribute,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+CATALOG = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)
+
+
+def _evidence(*tested: VerdictAt, related=(), **more) -> Evidence:
+    claims = {t.claim for t in tested}
+    group = frozenset(related) | {"c"}
+    return Evidence({(t.claim, t.profile): t for t in tested},
+                    {c: (group if c in group else frozenset({c})) for c in claims}, **more)
+
+
+def test_below_the_learned_level_with_no_fail_where_models_learn_a_fail_is_the_scales() -> None:
+    evidence = _evidence(VerdictAt("c", "small", "FAIL", 0.3), VerdictAt("c", "large", "PASS", 0.6))
+    found = attribute("c", "small", evidence)
+    assert found.whose == SCALE and "0.30" in found.why and not found.contradicted
+
+
+def test_a_fail_of_the_same_relation_where_models_learn_refutes_the_scale() -> None:
+    evidence = _evidence(VerdictAt("c", "small", "FAIL", 0.3), VerdictAt("c", "large", "SKIPPED", 0.6),
+                         VerdictAt("sibling", "large", "FAIL", 0.56), related={"sibling"},
+                         claimed={("c", "small"): Claimed(SCALE, "the models barely learn at this profile")})
+    found = attribute("c", "small", evidence)
+    assert found.whose == UNEXPLAINED
+    assert found.contradicted == "the claim says the scale" and "`sibling` FAILs at large (level 0.56)" in found.why
+    unrelated = _evidence(VerdictAt("c", "small", "FAIL", 0.3), VerdictAt("sibling", "large", "FAIL", 0.56))
+    assert attribute("c", "small", unrelated).whose == SCALE
+
+
+def test_at_or_above_the_learned_level_the_scale_needs_a_study_moving_toward_the_claim() -> None:
+    tested = VerdictAt("c", "large", "FAIL", 0.8)
+    assert attribute("c", "large", _evidence(tested)).whose == UNEXPLAINED
+    flat = {"c": (StudyHeading("rounds", ("flat",)),)}
+    assert attribute("c", "large", _evidence(tested, studies=flat)).whose == UNEXPLAINED
+    toward = {"c": (StudyHeading("rounds", ("toward", "inside")),)}
+    found = attribute("c", "large", _evidence(tested, studies=toward))
+    assert found.whose == SCALE and "study `rounds`" in found.why
+
+
+def test_the_paper_needs_a_quoted_contradiction_and_its_source() -> None:
+    bare = Claimed(PAPER, "the paper's own table disagrees with the sentence")
+    tested = VerdictAt("c", "small", "FAIL", 0.3)
+    found = attribute("c", "small", _evidence(tested, claimed={("c", "small"): bare}))
+    assert found.whose == SCALE and "quotes no contradiction" in found.contradicted
+    quoted = Claimed(PAPER, bare.evidence, quote="HeteroFL 63.90 ± 2.74", quote_source="Table 3, arXiv v2")
+    found = attribute("c", "small", _evidence(tested, claimed={("c", "small"): quoted}))
+    assert found.whose == PAPER and "Table 3, arXiv v2" in found.why and not found.contradicted
+
+
+def test_the_papers_setting_needs_the_verdict_to_flip_as_the_authors_code_ran_it() -> None:
+    said = Claimed(SETTING, "the authors' clients ran Adam, not the SGD the paper states", as_run="c.as-run")
+    stated = VerdictAt("c", "learning", "FAIL", 0.6)
+    flips = _evidence(stated, VerdictAt("c.as-run", "learning", "PASS", 0.6), claimed={("c", "learning"): said})
+    assert attribute("c", "learning", flips).whose == SETTING
+    stays = _evidence(stated, VerdictAt("c.as-run", "learning", "FAIL", 0.6), claimed={("c", "learning"): said})
+    found = attribute("c", "learning", stays)
+    assert found.whose == UNEXPLAINED and "does not PASS at learning (FAIL)" in found.contradicted
+
+
+def test_conformance_fixtures_rule_out_the_implementation() -> None:
+    said = Claimed(IMPLEMENTATION, "a departure of this project's server from the authors'")
+    tested = VerdictAt("c", "learning", "FAIL", 0.6)
+    found = attribute("c", "learning", _evidence(tested, claimed={("c", "learning"): said},
+                                                 conformance={"c": "the authors' server reproduced"}))
+    assert found.whose == UNEXPLAINED and "ruled out: the authors' server reproduced" in found.contradicted
+    assert attribute("c", "learning", _evidence(tested, claimed={("c", "learning"): said})).whose == IMPLEMENTATION
+    plain = attribute("c", "learning", _evidence(tested, conformance={"c": "the authors' server reproduced"}))
+    assert plain.whose == UNEXPLAINED and "implementation is ruled out" in plain.why
+
+
+def test_fedrolex_over_heterofl_is_one_relation_at_every_participation() -> None:
+    found = relations(CATALOG)
+    same = found["fedrolex.participation.5pct"]
+    assert {"fedrolex.participation.10pct", "fedrolex.participation.20pct"} <= same
+    assert "fedrolex.homogeneous.heterofl-below-lower-bound" not in same  # another pair of settings
+    assert "fedrolex.accuracy.high-heterogeneity-ordering" not in same  # three variants, two pairs
+
+
+def test_hasfls_norm_gap_moving_away_where_models_learn_is_not_the_scales() -> None:
+    # the learning profile's records read 0.67 (four seeds), farther from [3.16, 31.6] than standard's 1.52
+    claim = "hasfl.updates.cifar10.norm-differs-by-an-order-of-magnitude"
+    assert "learning" in CATALOG.claim(claim).claim.expect
+    evidence = _evidence(VerdictAt(claim, "standard", "FAIL", 0.15), VerdictAt(claim, "learning", "FAIL", 0.55))
+    found = attribute(claim, "standard", evidence)
+    assert found.whose == UNEXPLAINED and f"`{claim}` FAILs at learning" in found.why
+
+
+def _shown_whose(attribution: str) -> str:
+    return next((w for w in sorted(WHOSE, key=len, reverse=True) if attribution.startswith(w)), UNEXPLAINED)
+
+
+def test_every_committed_fails_attribution_is_the_one_the_rule_derives() -> None:
+    """Recomputes every FAIL's attribution from REPORT.json and studies/*/study.json; fails where the report
+    shows a whose the rule does not derive (the report before the rule: the scale where the same relation
+    FAILs where the models learn, the paper without a quoted source)."""
+    report = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
+    studies = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((ROOT / "studies").glob("*/study.json"))]
+    derived = from_report_json(CATALOG, report, studies, ROOT)
+    shown = {(v["claim"], v["profile"]): v["level"]["attribution"] for v in report["verdicts"] if v["status"] == "FAIL"}
+    assert set(derived) == set(shown)
+    wrong = [f"{claim} at {profile}: shown {_shown_whose(shown[(claim, profile)])!r}, derived {a.text()}"
+             for (claim, profile), a in derived.items() if _shown_whose(shown[(claim, profile)]) != a.whose]
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("claim", ["fedrolex.homogeneous.heterofl-below-lower-bound",
+                                   "fedrolex.homogeneous.dropout-below-lower-bound"])
+def test_table_3_figures_without_their_source_do_not_make_a_fail_the_papers(claim: str) -> None:
+    said = claimed(CATALOG)
+    evidence = Evidence({(claim, "standard"): VerdictAt(claim, "standard", "FAIL", 0.3)}, relations(CATALOG),
+                        claimed=said)
+    found = attribute(claim, "standard", evidence)
+    assert said[(claim, "standard")].whose == PAPER
+    assert (found.whose, found.contradicted.startswith("the claim says the paper")) == (SCALE, True)
+
+
+def test_the_committed_conformance_fixtures_rule_out_the_implementation_only_where_they_cover() -> None:
+    from harness.report.attributions import conformance_coverage
+
+    covered = conformance_coverage(CATALOG, ROOT)
+    assert "fedrolex.participation.10pct" in covered and "resnet_server.py" in covered["fedrolex.participation.10pct"]
+    reads_update_weights = [loaded.id for loaded in CATALOG.claims
+                            if "fedrolex-update-weights" in getattr(loaded.claim.observe, "of", [])]
+    assert reads_update_weights and not set(reads_update_weights) & set(covered)  # the stem differs there
+    assert not any(claim.startswith("hasfl.") for claim in covered)
