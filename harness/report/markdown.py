@@ -28,6 +28,7 @@ from harness.report.missing import missing_runs_section
 from harness.report.numerics import across_numerics_lines, committed_baseline, fragility, margin_cell, numerics_lines
 from harness.report.performance import performance_section
 from harness.report.proxies import proxy_notes
+from harness.report.readings import reading_lines, recorded_before_change
 from harness.report.sequential import claim_line, extended, sequential_entries, sequential_section
 from harness.report.studies import StudyReading, central_along_studies, study_findings
 from harness.report.studies_section import studies_section
@@ -285,9 +286,13 @@ class _Report:
                              f"| {cell(v.observed) or '—'} | {ICONS[v.status]} "
                              f"| {'—' if v.status == 'SKIPPED' else self._level_cell(level)} "
                              f"| {cell(margin_cell(v, self.baselines))} | {cell(v.reason)} |")
+        lines += reading_lines(per_profile, self.profiles)
         for profile in self.profiles:
             entry = self.sequential.get((claim, profile))
-            if entry is not None and extended(entry):
+            stale = None if entry is None else recorded_before_change(loaded, profile, entry)
+            if stale is not None:
+                lines += ["", stale]
+            elif entry is not None and extended(entry):
                 lines += ["", claim_line(entry, profile, self.report_from_details)]
         proxies = [f"`{p}`: {self.proxies[(claim, p)]}" for p in self.profiles if (claim, p) in self.proxies]
         if proxies:

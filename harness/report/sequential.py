@@ -55,7 +55,21 @@ def claim_line(entry: dict[str, Any], profile: str, report: str) -> str:
     α 0.0039 (budget spent): mean … (n = 6) …'."""
     return (f"Seeds added until decided at `{profile}` ([the rule]({report}#{anchor(profile)})): "
             f"**{entry['status']}** at {len(entry['seeds'])} seeds, look {entry['looks']} of {entry['planned_looks']} "
-            f"at α {entry['alpha_at_look']:.3g} ({entry['stopped']}): {cell(entry['reason'].split(' — power:')[0])}.")
+            f"at α {entry['alpha_at_look']:.3g} ({entry['stopped']}): {cell(entry['reason'].split(' — power:')[0])}."
+            + change_text(entry))
+
+
+def change_text(entry: Mapping[str, Any]) -> str:
+    """' Its expectation changed on 2026-12-04 (commit 8507a06): …' for a claim whose looks are those of an
+    expectation changed after seeds were run (`changed` in its entry), else ''."""
+    changed = entry.get("changed")
+    if not changed:
+        return ""
+    before = changed.get("before") or {}
+    earlier = (f"; before it, {before['expectation']}: {before['status']} on seeds "
+               f"{', '.join(map(str, before['seeds']))}" if before.get("seeds") else "")
+    return (f" Its expectation changed on {changed['date'][:10]} (commit {changed['commit'][:7]}): these looks read "
+            f"only the seeds run after it, not seeds {', '.join(map(str, changed['seen']))}{earlier}.")
 
 
 def render(data: dict[str, Any]) -> list[str]:
@@ -117,5 +131,5 @@ def _row(claim: dict[str, Any], data: dict[str, Any]) -> str:
     cells = [f"`{claim['claim']}`", claim["fixed_n"]["status"], f"{len(seeds)} (+{added})",
              f"{claim['looks']} of {claim['planned_looks']}",
              f"{claim['alpha_at_look']:.3g} ({claim['alpha_spent']:.3g})",
-             f"**{claim['status']}**", claim["stopped"], claim["reason"].split(" — power:")[0]]
+             f"**{claim['status']}**", claim["stopped"], claim["reason"].split(" — power:")[0] + change_text(claim)]
     return "| " + " | ".join(cell(c) for c in cells) + " |"
