@@ -236,3 +236,15 @@ def test_a_claims_page_shows_the_replaced_verdict_and_flags_looks_that_do_not_re
     entry.pop("changed")
     assert "do not record its expectation's change of 2026-12-04 (commit 8507a06)" in \
         recorded_before_change(claim, "smoke", entry)
+
+
+def test_the_sequential_sections_row_says_where_its_looks_do_not_record_the_change(project) -> None:
+    from harness.report.sequential import render
+    settings = _settings(project)
+    _claims(project, "{above: 4.9}")  # INCONCLUSIVE on seeds 0-2 (mean 5.0, sd 0.2): its row is shown
+    results.write(until_decided(settings, "smoke", budget_minutes=0.0, console=_quiet()), settings.store_dir)
+    data = results.load(settings.store_dir, "smoke")
+    stale = "looks planned before the change"
+    (row,) = [line for line in render(data, lambda entry: stale) if "`syn.shifty`" in line]
+    assert f"| {stale} " in row
+    assert not [line for line in render(data) if stale in line]

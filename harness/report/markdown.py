@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -266,6 +266,12 @@ class _Report:
             lines.append(f"- ({cell(item.source)}) \"{cell(item.statement)}\" — {cell(item.reason)}")
         return lines + [""]
 
+    def stale_at(self, profile: str) -> Callable[[Mapping[str, Any]], str | None]:
+        """Why a sequential entry at `profile` is no verdict of its claim now (`recorded_before_change`)."""
+        ids = {loaded.id for loaded in self.catalog.claims}
+        return lambda entry: (recorded_before_change(self.catalog.claim(entry["claim"]).claim, profile, entry)
+                              if entry["claim"] in ids else None)
+
     def claim_detail(self, claim: str) -> list[str]:
         per_profile = self.by_claim[claim]
         first = next(iter(per_profile.values()))
@@ -381,7 +387,7 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
     lines += missing_runs_section(outcome.requests, report.records,
                                   [p for p in report.profiles if p not in outcome.archived], settings.workers)
     for profile in report.profiles:
-        lines += sequential_section(report.sequential_folders, profile, report.alphas)
+        lines += sequential_section(report.sequential_folders, profile, report.alphas, report.stale_at(profile))
     for paper in report.papers():
         lines += report.paper_table(paper)
     lines += performance_section(settings.root)
