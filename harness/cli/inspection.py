@@ -25,8 +25,24 @@ def cmd_validate(args) -> int:
               "them):")
         for design in short:
             print(f"  {design.text()}")
+    _list_changed(catalog, settings)
     _warn_without_reference(catalog)
     return 0
+
+
+def _list_changed(catalog, settings) -> None:
+    """The claims whose expectation changed after their records: declared (each tested only on seeds run
+    after its change), and any whose recorded sequential looks test another expectation than it states."""
+    from harness.sequential.changes import declared, recorded_otherwise
+    changes = declared(catalog)
+    if changes:
+        print(f"{len(changes)} claim expectation(s) changed after their records (the new one is tested only on "
+              "seeds run after the change; the old verdict is reported beside it):")
+        for line in changes:
+            print(f"  {line}")
+    folders = [settings.store_dir, *([settings.records_dir] if settings.committed_records else [])]
+    for line in recorded_otherwise(catalog, folders):
+        print(f"warning: {line}")
 
 
 def _warn_without_reference(catalog) -> None:

@@ -36,6 +36,18 @@ FIELDS = {
                    "fixtures cover the claim's methods), reports a `whose` it does not derive as contradicted, and "
                    "lists the FAILs it leaves unexplained at the end of the digest. An attribution at a profile the "
                    "claim does not test is refused.",
+    "changed": "the claim's expectation's changes after seeds were run against it, oldest first, each "
+               "`{date, commit, expect, seen, why}`: the expectation it replaced at each profile it changed, the "
+               "commit whose claim file first holds the new one (`git log -S`) with its date, and per profile the "
+               "seeds run there by then. A changed expectation is a new claim: it is tested only on seeds run "
+               "after the change (a hypothesis written after its data was seen was chosen by that data, which no "
+               "share of α corrects for, so the α is not split with the old one); where none is, the verdict is "
+               "INCONCLUSIVE, and seeds added until decided plan its looks on the seeds run after the change "
+               "(the sequential file records the change). The report shows the replaced expectation's verdict "
+               "on the seeds it was written for beside the new one, with the date and commit; `validate` lists "
+               "the changes, and warns of a claim whose recorded sequential looks test another expectation than "
+               "it states with no `changed:` entry saying so. tests/test_changed_expectations.py checks each "
+               "entry against git history.",
     "quote_from": "`paper` (default) or `authors-readme`: the statement quotes the authors' repository README, "
                   "not the paper; the `source` must name that README.",
     "central (a field of the claim file, beside `paper` and `title`)": "the ids of the claims the paper's abstract "

@@ -4,8 +4,11 @@ and one number against the paper's, then one line of counts per profile, split b
 (`harness.verdicts.levels`). At most `MAX_LINES` lines including the report's header."""
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping
+
+from scipy import stats
 
 from harness.loading.catalog import Catalog
 from harness.report.sequential import extended
@@ -37,9 +40,12 @@ def tested_and_paper(catalog: Catalog, claim_id: str, profile: str) -> str:
     return f"tested: {tested}; the paper: {paper}, not tested at this scale"
 
 
-def _observed_number(series: Mapping[str, Mapping]) -> str:
+def _observed_number(series: Mapping[str, Mapping], tested_alpha: float | None = None) -> str:
     """The observed mean (or pooled r) of each series (`Verdict.numbers`), as short text: '21.7 ± 1.2',
-    'pooled r −0.65, 95% [−0.8, −0.4]', '16.9 / 20.9 / 16.8' for several variants in the observation's order."""
+    'pooled r −0.65, 99.4% [−0.84, −0.31] as tested (95% [−0.8, −0.4])' where the test reads the pool at
+    `tested_alpha` (its (1 − 2α) interval, the one a range's PASS asks to lie inside), 'pooled r −0.65,
+    descriptive 95% [−0.8, −0.4]' where it does not, '16.9 / 20.9 / 16.8' for several variants in the
+    observation's order."""
     parts = []
     for label, numbers in series.items():
         if label.startswith("spread reference: ") or numbers.get("mean") is None:
@@ -47,7 +53,7 @@ def _observed_number(series: Mapping[str, Mapping]) -> str:
         pooled = numbers.get("pooled")
         several = numbers.get("n", 0) > 1
         if pooled and several:
-            parts.append(f"pooled r {pooled['r']:+.2f}, 95% [{pooled['low']:+.2f}, {pooled['high']:+.2f}]")
+            parts.append(pooled_text(pooled, numbers["n"], tested_alpha))
         else:
             spread = f" ± {numbers['std']:.2g}" if several and numbers.get("std") else ""
             parts.append(f"{numbers['mean']:.3g}{spread}")
@@ -56,13 +62,38 @@ def _observed_number(series: Mapping[str, Mapping]) -> str:
     return parts[0] if parts else ""
 
 
-def _number_cell(verdict: Verdict, entry: Mapping | None) -> str:
+def pooled_text(pooled: Mapping[str, float], seeds: int, tested_alpha: float | None) -> str:
+    """A pooled correlation with its interval, labelled with its level. The recorded interval is the
+    descriptive 95% one, z ± t(0.025, seeds − 1)·se in Fisher z (`PooledCorrelation`); the tested one is
+    the same estimate and se at the test's level."""
+    descriptive = f"95% [{pooled['low']:+.2f}, {pooled['high']:+.2f}]"
+    if tested_alpha is None:
+        return f"pooled r {pooled['r']:+.2f}, descriptive {descriptive}"
+    z, low, high = (math.atanh(max(-1 + 1e-12, min(1 - 1e-12, pooled[k]))) for k in ("r", "low", "high"))
+    scale = stats.t.isf(tested_alpha, seeds - 1) / stats.t.isf(0.025, seeds - 1)
+    below, above = (z - low) * scale, (high - z) * scale
+    return (f"pooled r {pooled['r']:+.2f}, {1 - 2 * tested_alpha:.1%} [{math.tanh(z - below):+.2f}, "
+            f"{math.tanh(z + above):+.2f}] as tested ({descriptive})")
+
+
+def _tested_alpha(catalog: Catalog, claim_id: str, profile: str, level: float | None) -> float | None:
+    """The level the claim's test reads its pooled estimate at (`level`: a later look's), None where
+    it reads each seed on its own."""
+    expectation = catalog.claim(claim_id).claim.expect.get(profile)
+    if expectation is None or expectation.skips or expectation.every_seed:
+        return None
+    return level if level is not None else catalog.claim(claim_id).claim.level_at(profile)
+
+
+def _number_cell(catalog: Catalog, verdict: Verdict, entry: Mapping | None) -> str:
     """The verdict's number; where seeds were added until decided, the last look's, on its seeds."""
-    fixed = _observed_number(verdict.numbers or {})
+    fixed = _observed_number(verdict.numbers or {}, _tested_alpha(catalog, verdict.claim, verdict.profile, None))
     if entry is None or not extended(entry):
         return fixed
     if entry.get("numbers"):
-        return f"{_observed_number(entry['numbers'])} at {len(entry['seeds'])} seeds (sequential)"
+        level = entry.get("alpha_at_look")
+        tested = None if level is None else _tested_alpha(catalog, verdict.claim, verdict.profile, level)
+        return f"{_observed_number(entry['numbers'], tested)} at {len(entry['seeds'])} seeds (sequential)"
     return f"{fixed} at fixed n"
 
 
@@ -162,7 +193,8 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
                      + _sequential_cell(sequential.get((claim_id, p))) for p in profiles]
             strongest = _strongest(per_profile, profiles)
             proxy = strongest is not None and (claim_id, strongest.profile) in (proxies or {})
-            number = (f"`{strongest.profile}`: {_number_cell(strongest, sequential.get((claim_id, strongest.profile)))}"
+            entry = sequential.get((claim_id, strongest.profile)) if strongest else None
+            number = (f"`{strongest.profile}`: {_number_cell(catalog, strongest, entry)}"
                       f"{' (a proxy)' if proxy else ''} "
                       f"({tested_and_paper(catalog, claim_id, strongest.profile)})" if strongest
                       else _undecided_why(per_profile.values()))

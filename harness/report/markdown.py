@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -30,6 +30,7 @@ from harness.report.missing import missing_runs_section
 from harness.report.numerics import across_numerics_lines, committed_baseline, fragility, margin_cell, numerics_lines
 from harness.report.performance import performance_section
 from harness.report.proxies import proxy_notes
+from harness.report.readings import reading_lines, recorded_before_change
 from harness.report.sequential import claim_line, extended, sequential_entries, sequential_section
 from harness.report.studies import StudyReading, central_along_studies, study_dicts, study_findings
 from harness.report.studies_section import studies_section
@@ -270,6 +271,12 @@ class _Report:
             lines.append(f"- ({cell(item.source)}) \"{cell(item.statement)}\" — {cell(item.reason)}")
         return lines + [""]
 
+    def stale_at(self, profile: str) -> Callable[[Mapping[str, Any]], str | None]:
+        """Why a sequential entry at `profile` is no verdict of its claim now (`recorded_before_change`)."""
+        ids = {loaded.id for loaded in self.catalog.claims}
+        return lambda entry: (recorded_before_change(self.catalog.claim(entry["claim"]).claim, profile, entry)
+                              if entry["claim"] in ids else None)
+
     def claim_detail(self, claim: str) -> list[str]:
         per_profile = self.by_claim[claim]
         first = next(iter(per_profile.values()))
@@ -290,9 +297,13 @@ class _Report:
                              f"| {cell(v.observed) or '—'} | {ICONS[v.status]} "
                              f"| {'—' if v.status == 'SKIPPED' else self._level_cell(level)} "
                              f"| {cell(margin_cell(v, self.baselines))} | {cell(v.reason)} |")
+        lines += reading_lines(per_profile, self.profiles)
         for profile in self.profiles:
             entry = self.sequential.get((claim, profile))
-            if entry is not None and extended(entry):
+            stale = None if entry is None else recorded_before_change(loaded, profile, entry)
+            if stale is not None:
+                lines += ["", stale]
+            elif entry is not None and extended(entry):
                 lines += ["", claim_line(entry, profile, self.report_from_details)]
         proxies = [f"`{p}`: {self.proxies[(claim, p)]}" for p in self.profiles if (claim, p) in self.proxies]
         if proxies:
@@ -384,7 +395,7 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
     lines += missing_runs_section(outcome.requests, report.records,
                                   [p for p in report.profiles if p not in outcome.archived], settings.workers)
     for profile in report.profiles:
-        lines += sequential_section(report.sequential_folders, profile, report.alphas)
+        lines += sequential_section(report.sequential_folders, profile, report.alphas, report.stale_at(profile))
     lines += confirmatory.section(report.confirmatory, report.confirmatory_refused)
     for paper in report.papers():
         lines += report.paper_table(paper)

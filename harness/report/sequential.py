@@ -21,10 +21,16 @@ def _recorded(folders: Sequence[Path], profile: str, alphas: Alphas | None) -> d
                  if (data := load(folder, profile, None if alphas is None else alphas(profile))) is not None), None)
 
 
-def sequential_section(folders: Sequence[Path], profile: str, alphas: Alphas | None = None) -> list[str]:
+Stale = Callable[[Mapping[str, Any]], "str | None"]
+"""Why a recorded entry is no verdict of its claim now (its looks do not record a change of its expectation),
+None where it is one."""
+
+
+def sequential_section(folders: Sequence[Path], profile: str, alphas: Alphas | None = None,
+                       stale: Stale | None = None) -> list[str]:
     """The section's lines, or none where `--until-decided` has not run at the profile."""
     data = _recorded(folders, profile, alphas)
-    return [] if data is None else render(data)
+    return [] if data is None else render(data, stale)
 
 
 def sequential_entries(folders: Sequence[Path], profiles: list[str],
@@ -55,10 +61,24 @@ def claim_line(entry: dict[str, Any], profile: str, report: str) -> str:
     α 0.0039 (budget spent): mean … (n = 6) …'."""
     return (f"Seeds added until decided at `{profile}` ([the rule]({report}#{anchor(profile)})): "
             f"**{entry['status']}** at {len(entry['seeds'])} seeds, look {entry['looks']} of {entry['planned_looks']} "
-            f"at α {entry['alpha_at_look']:.3g} ({entry['stopped']}): {cell(entry['reason'].split(' — power:')[0])}.")
+            f"at α {entry['alpha_at_look']:.3g} ({entry['stopped']}): {cell(entry['reason'].split(' — power:')[0])}."
+            + change_text(entry))
 
 
-def render(data: dict[str, Any]) -> list[str]:
+def change_text(entry: Mapping[str, Any]) -> str:
+    """' Its expectation changed on 2026-12-04 (commit 8507a06): …' for a claim whose looks are those of an
+    expectation changed after seeds were run (`changed` in its entry), else ''."""
+    changed = entry.get("changed")
+    if not changed:
+        return ""
+    before = changed.get("before") or {}
+    earlier = (f"; before it, {before['expectation']}: {before['status']} on seeds "
+               f"{', '.join(map(str, before['seeds']))}" if before.get("seeds") else "")
+    return (f" Its expectation changed on {changed['date'][:10]} (commit {changed['commit'][:7]}): these looks read "
+            f"only the seeds run after it, not seeds {', '.join(map(str, changed['seen']))}{earlier}.")
+
+
+def render(data: dict[str, Any], stale: Stale | None = None) -> list[str]:
     budget = data["budget_minutes"]
     runs = data["runs"]
     lines = [f'<a id="{anchor(data["profile"])}"></a>', f"## Seeds added until decided (`{data['profile']}`)", "",
@@ -72,7 +92,7 @@ def render(data: dict[str, Any]) -> list[str]:
         lines += ["| claim | fixed n | seeds (added) | looks | α at the look (spent) | sequential "
                   "| why the looks ended | reason |",
                   "|---|---|---|---|---|---|---|---|"]
-        lines += [_row(claim, data) for claim in rows]
+        lines += [_row(claim, data, stale) for claim in rows]
         lines.append("")
     kept = not_extended(data)
     if kept:
@@ -111,11 +131,13 @@ def _power_text(plan: dict[str, Any]) -> str:
             f"verdict then at a fraction of its level: {plan['boundary_alone_power']:.3g})")
 
 
-def _row(claim: dict[str, Any], data: dict[str, Any]) -> str:
+def _row(claim: dict[str, Any], data: dict[str, Any], stale: Stale | None = None) -> str:
     seeds = claim["seeds"]
+    why = stale(claim) if stale is not None else None
     added = added_seeds(claim, data)
     cells = [f"`{claim['claim']}`", claim["fixed_n"]["status"], f"{len(seeds)} (+{added})",
              f"{claim['looks']} of {claim['planned_looks']}",
              f"{claim['alpha_at_look']:.3g} ({claim['alpha_spent']:.3g})",
-             f"**{claim['status']}**", claim["stopped"], claim["reason"].split(" — power:")[0]]
+             f"**{claim['status']}**", claim["stopped"],
+             (f"{why} " if why else "") + claim["reason"].split(" — power:")[0] + change_text(claim)]
     return "| " + " | ".join(cell(c) for c in cells) + " |"

@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from harness.schema.base import MAX_LISTED, Identifier, StrictModel
+from harness.schema.changes import Change
 from harness.schema.expectations import Expectation
 from harness.schema.observations import Observation
 from harness.statistics.sequential_boundary import profile_level
@@ -76,6 +77,26 @@ class Claim(StrictModel):
     attribution: dict[Identifier, Attribution] = Field(default_factory=dict)
     """Per profile, whose the FAIL there is (read only where the verdict there is a FAIL; it comes
     before the learning level's general reading)."""
+    changed: list[Change] = Field(default_factory=list)
+    """Its expectation's changes after seeds were run against it, oldest first (`harness.schema.changes`)."""
+
+    def change_at(self, profile: str) -> Change | None:
+        """The latest change of its expectation at `profile` after seeds had been run there (None: none)."""
+        return next((c for c in reversed(self.changed) if c.seen.get(profile)), None)
+
+    def seen_at(self, profile: str) -> set[int]:
+        """The seeds run at `profile` before its expectation there last changed: they cannot test it."""
+        return {seed for change in self.changed for seed in change.seen.get(profile, ())}
+
+    def fresh_seeds(self, profile: str, seeds: list[int]) -> list[int]:
+        """Of `seeds`, those its expectation at `profile` can be tested on: those not run before it changed."""
+        seen = self.seen_at(profile)
+        return [seed for seed in seeds if seed not in seen]
+
+    def before(self, change: Change) -> Claim:
+        """The claim as it stood before `change`: the expectations it replaced, and the changes before it."""
+        index = self.changed.index(change)
+        return self.model_copy(update={"expect": {**self.expect, **change.expect}, "changed": self.changed[:index]})
 
     def alpha_at(self, profile: str) -> float:
         """The significance level of its test at `profile` (the default 0.05 where it states no test there)."""
@@ -103,10 +124,23 @@ class Claim(StrictModel):
         if stray:
             raise PydanticCustomError("attribution_without_expectation", "attribution at {profiles}, where the claim "
                                       "states no expectation", {"profiles": ", ".join(stray)})
+        self._changes_in_order()
         if self.quote_from == "authors-readme" and "readme" not in self.source.lower():
             raise PydanticCustomError("readme_quote_without_source", "a statement quoted from the authors' README "
                                       "needs a source naming that README, not '{source}'", {"source": self.source})
         return self
+
+
+    def _changes_in_order(self) -> None:
+        dates = [change.date for change in self.changed]
+        if dates != sorted(dates):
+            raise PydanticCustomError("changes_out_of_order", "changed: its entries are not in date order")
+        for profile in {p for change in self.changed for p in change.expect}:
+            last = next(c for c in reversed(self.changed) if profile in c.expect)
+            if last.expect[profile] == self.expect.get(profile):
+                raise PydanticCustomError("change_without_change", "changed: the change of {commit} records at "
+                                          "{profile} the expectation the claim states now",
+                                          {"commit": last.commit[:7], "profile": profile})
 
 
 class Unchecked(StrictModel):

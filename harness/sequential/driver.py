@@ -21,7 +21,9 @@ records (`harness.sequential.recorded`): the same max seeds and levels, the seed
 the looks stopped for a budget (or interrupted, or not tested) going on from where they stopped;
 a `--max-seeds` other than the recorded plan's is refused with an error naming the file and the
 plan. Claims new to the plan join it; a claim's first look is on the seeds its experiment has by
-then (earlier looks skipped, which only lowers its chance of a false verdict). The file is written
+then (earlier looks skipped, which only lowers its chance of a false verdict). A claim whose
+expectation changed after seeds were run (`changed:`, `harness.schema.changes`) is looked at only on
+the seeds run after the change, and its looks count only those. The file is written
 after every look (`harness.sequential.results`), so an interrupted invocation loses none, and it
 only grows: the claims not selected keep their entries.
 
@@ -42,6 +44,7 @@ from harness.pipeline import MAX_DEPENDENCY_WAVES, Outcome, record_lookup, verif
 from harness.running.execution import execute
 from harness.running.planning import plan_variants, referenced_variants, variants_needed
 from harness.running.store import REUSABLE, wall_seconds
+from harness.schema.changes import Change
 from harness.sequential import schedule
 from harness.sequential.recorded import Recorded, read
 from harness.sequential.stops import (
@@ -106,9 +109,11 @@ class _Session:
         self._raw: dict[tuple[str, tuple[int, ...], float], Verdict] = {}
         self._recorded_claims = set(recorded.claims) if recorded is not None else set()
         self._replanned = {c.id for c in outcome.claims if recorded is not None and c.id in recorded.claims
-                           and recorded.claims[c.id].fixed_status != fixed[c.id].status}
+                           and (recorded.claims[c.id].fixed_status != fixed[c.id].status
+                                or recorded.claims[c.id].change_commit != _change_commit(c, profile))}
         """Recorded claims whose verdict on the profile's seeds changed since (their expectation or the
-        rules did): the recorded looks tested another hypothesis, so they join the plan anew."""
+        rules did), or whose expectation changed after the looks recorded (`harness.schema.changes`): the
+        recorded looks tested another hypothesis, so they join the plan anew."""
         tracks = [self._track(loaded, outcome.claims, fixed[loaded.id], profile_seeds, limits, recorded)
                   for loaded in outcome.claims]
         self.result = Sequential(profile, outcome, tracks, profile_seeds, seeds, limits,
@@ -127,18 +132,26 @@ class _Session:
 
     def _track(self, loaded: LoadedClaim, claims: list[LoadedClaim], fixed: Verdict,
                profile_seeds: dict[str, list[int]], limits: dict[str, int], recorded: Recorded | None) -> Track:
+        """The claim's track: as the recorded plan left it, else a new plan whose look 1 is on the profile's
+        seeds, or, where its expectation changed after seeds were run, on those of them run after the
+        change (at least two, the fewest a spread needs: its looks count only such seeds, and until that
+        many are run it waits at look 1; `harness.schema.changes`)."""
         family = loaded.claim.family
         members = [c for c in claims if family and c.claim.family == family and c.paper == loaded.paper] or [loaded]
         experiments = tuple(sorted({m.claim.experiment for m in members} & set(profile_seeds)))
         if recorded is not None and not self._new_to_plan(loaded.id):
             return self._recorded_track(loaded, experiments, fixed, recorded)
-        alpha = loaded.claim.alpha_at(self.profile)
-        own = loaded.claim.experiment
-        first = len(profile_seeds.get(own, ())) or 1
-        added = [limits[own] - len(profile_seeds[own])] if own in profile_seeds else []
-        two_sided = loaded.claim.fails_on_two_sides_at(self.profile)
-        looks = Looks.plan(alpha, first, planned_looks(added), two_sided)
-        return Track(loaded, own, experiments, looks, fixed)
+        claim = loaded.claim
+        own = claim.experiment
+        change = claim.change_at(self.profile)
+        seen = tuple(sorted(claim.seen_at(self.profile))) if change is not None else ()
+        fresh = len(claim.fresh_seeds(self.profile, profile_seeds.get(own, [])))
+        first = (fresh or 1) if change is None else max(fresh, SPREAD_SEEDS)
+        added = [limits[own] - len(seen) - first] if own in profile_seeds else []
+        looks = Looks.plan(claim.alpha_at(self.profile), first, planned_looks(added),
+                           claim.fails_on_two_sides_at(self.profile))
+        return Track(loaded, own, experiments, looks, fixed, seen=seen,
+                     change=None if change is None else _change_entry(change, seen, fixed))
 
     def _recorded_track(self, loaded: LoadedClaim, experiments: tuple[str, ...], fixed: Verdict,
                         recorded: Recorded) -> Track:
@@ -146,7 +159,8 @@ class _Session:
         for a budget, an interruption or a look not tested), else stopped with its recorded verdict."""
         entry = recorded.claims[loaded.id]
         track = Track(loaded, loaded.claim.experiment, experiments, entry.looks, fixed, seeds=list(entry.seeds),
-                      look=entry.look, stopped="" if entry.continues else entry.stopped)
+                      look=entry.look, stopped="" if entry.continues else entry.stopped, seen=entry.seen,
+                      change=recorded.entries[loaded.id].get("changed"))
         if not entry.continues:
             claim = loaded.claim
             track.verdict = Verdict(claim.id, loaded.paper, self.profile, claim.experiment, claim.source,
@@ -217,13 +231,14 @@ class _Session:
             return 1
         seeds = self._seeds_now(track)
         assert seeds is not None  # the experiment has seeds at the profile
-        return 1 + len(seeds) - len(self.result.profile_seeds[experiment])
+        return max(1, 1 + len(seeds) - track.looks.seeds[0])
 
     def _seeds_now(self, track: Track) -> list[int] | None:
-        """The seeds the claim is looked at on (None: its experiment has no seeds at the profile)."""
-        if track.claim in self._profile_only:
-            return self.result.profile_seeds.get(track.experiment)
-        return self.result.seeds.get(track.experiment)
+        """The seeds the claim is looked at on (None: its experiment has no seeds at the profile): its
+        experiment's, less those run before its expectation changed."""
+        seeds = (self.result.profile_seeds if track.claim in self._profile_only else self.result.seeds).get(
+            track.experiment)
+        return None if seeds is None else [seed for seed in seeds if seed not in track.seen]
 
     def _stop_reason(self, track: Track) -> str:
         verdict = track.verdict
@@ -235,7 +250,7 @@ class _Session:
         if track.fixed.status != INCONCLUSIVE:
             return NOT_EXTENDED
         power = verdict.power or {}
-        if power.get("unit") != "seeds" or power.get("needed") is None:
+        if power.get("unit") != "seeds" or (power.get("needed") is None and not _short_of_spread(track)):
             return NO_FIGURE
         if len(self.result.seeds[track.experiment]) >= self.result.limits[track.experiment]:
             return AT_LIMIT
@@ -258,7 +273,9 @@ class _Session:
         variants = variants_needed(track.loaded, self.profile)
         power = track.verdict.power if track.verdict is not None else None
         assert power is not None  # an open track has a verdict with a figure of the seeds needed (_stop_reason)
-        return schedule.Candidate(track.claim, track.experiment, power["needed"], len(seeds),
+        fresh = len(track.seeds)
+        needed = track.looks.seeds[0] if _short_of_spread(track) else power["needed"]
+        return schedule.Candidate(track.claim, track.experiment, len(seeds) - fresh + needed, len(seeds),
                                   self._seconds(track.experiment, variants))
 
     def _seconds(self, experiment: str, variants) -> float:
@@ -339,6 +356,28 @@ def _limit(experiment: str, profile_seeds: list[int], max_seeds: int | None, rec
     if max_seeds is None and recorded is not None:
         max_seeds = recorded.max_seeds
     return default_max_seeds(len(profile_seeds)) if max_seeds is None else max_seeds
+
+
+SPREAD_SEEDS = 2
+"""Seeds a test of the mean needs before it has a spread, and so a figure of the seeds that would decide it."""
+
+
+def _short_of_spread(track: Track) -> bool:
+    """A claim whose expectation changed after seeds were run, waiting for the seeds run after the change
+    that its first look is on (at least the two a spread needs): more seeds give it a look."""
+    return bool(track.seen) and len(track.seeds) < track.looks.seeds[0]
+
+
+def _change_commit(loaded: LoadedClaim, profile: str) -> str:
+    change = loaded.claim.change_at(profile)
+    return "" if change is None else change.commit
+
+
+def _change_entry(change: Change, seen: tuple[int, ...], fixed: Verdict) -> dict:
+    """The change as the sequential file records it, with the verdict of the expectation it replaced."""
+    before = next((r for r in fixed.readings if r.get("kind") == "before-change"), None)
+    return {"date": change.date.isoformat(), "commit": change.commit, "seen": list(seen),
+            "before": None if before is None else {k: before[k] for k in ("expectation", "status", "seeds", "text")}}
 
 
 def _continuing_text(recorded: Recorded, tracks: list[Track], replanned: set[str]) -> str:

@@ -13,9 +13,12 @@ decide them and fixed-n verdicts not extended keep their recorded verdicts.
 The file only grows: claims the invocation does not select keep their recorded entries unchanged
 (as do experiments none of its claims read), and claims new to the plan join it, as do recorded
 claims whose verdict on the profile's seeds changed since (their recorded looks tested another
-hypothesis). A `--max-seeds` other than the recorded plan's is refused (naming the file and the
-recorded plan), as are a profile whose seeds changed and a file this rule did not write; to start a
-new plan, remove the file, knowing its looks then start again at look 1 with a fresh α.
+hypothesis) and claims whose expectation changed after seeds were run (`changed:` in the claim
+file) where their entry does not record that change. Such a claim's entry records it (`changed`:
+its date, commit and the seeds seen before it), and its looks count only the other seeds. A
+`--max-seeds` other than the recorded plan's is refused (naming the file and the recorded plan), as
+are a profile whose seeds changed and a file this rule did not write; to start a new plan, remove the
+file, knowing its looks then start again at look 1 with a fresh α.
 
 A file that cannot be read, is not JSON, lacks a field or holds one of the wrong type is reported
 as `<file>: <field>: <problem>`, and never overwritten; so is one whose claims spend α otherwise
@@ -66,6 +69,11 @@ class RecordedClaim:
     they were recorded)."""
     fixed_status: str
     """The profile's own verdict (look 1) when the plan was recorded."""
+    seen: tuple[int, ...] = ()
+    """Seeds run before its expectation changed, which its looks do not read (`changed.seen`; none in files
+    written before changes were recorded)."""
+    change_commit: str = ""
+    """The commit of the expectation's change its looks test after (`changed.commit`; "" where none)."""
 
     @property
     def continues(self) -> bool:
@@ -239,12 +247,20 @@ class _Reader:
                limits: dict[str, int]) -> RecordedClaim:
         claim = self.get(entry, where, "claim", str)
         experiment = self.get(entry, where, "experiment", str)
+        seen, commit = self._change(entry, where)
         expected = None
-        if experiment in limits:
+        if experiment in limits and not commit:
             expected = (rule.planned_looks([limits[experiment] - len(profile_seeds[experiment])]),
                         f"experiment {experiment!r}'s recorded {len(profile_seeds[experiment])} profile seeds and "
                         f"max seeds {limits[experiment]}")
         looks = self._plan(entry, where, expected)
+        if experiment in limits and commit:
+            fresh = limits[experiment] - len(seen) - looks.seeds[0]
+            if looks.planned != rule.planned_looks([fresh]):
+                raise self.fail(where + ("plan", "looks"), f"{looks.planned} looks, but a plan on the seeds run "
+                                                           f"after its change, from {looks.seeds[0]} up to max seeds "
+                                                           f"{limits[experiment]} less the {len(seen)} seen, plans "
+                                                           f"{rule.planned_looks([fresh])}")
         look = self.get(entry, where, "looks", int)
         if not 1 <= look <= looks.planned:
             raise self.fail(where + ("looks",), f"look {look} is outside the plan's {looks.planned} looks")
@@ -258,10 +274,20 @@ class _Reader:
             self.get(entry, where, "expectation", str),
             self.get(entry, where, "power", dict, optional=True),
             self.get(entry, where, "numbers", dict) if "numbers" in entry else {},
-            self.status(fixed_n, where + ("fixed_n",)))
+            self.status(fixed_n, where + ("fixed_n",)), seen, commit)
         self.get(fixed_n, where + ("fixed_n",), "reason", str)
         self._agrees(entry, where, recorded, seeds.get(experiment))
         return recorded
+
+    def _change(self, entry: dict[str, Any], where: tuple) -> tuple[tuple[int, ...], str]:
+        """The seeds run before the claim's expectation changed and the change's commit (none: ((), ""))."""
+        if entry.get("changed") is None:
+            return (), ""
+        at = where + ("changed",)
+        changed = self.get(entry, where, "changed", dict)
+        self.get(changed, at, "date", str)
+        self.get(changed, at, "before", dict, optional=True)
+        return tuple(self.seeds(changed, at, "seen")), self.get(changed, at, "commit", str)
 
     def status(self, data: Any, where: tuple) -> str:
         status = self.get(data, where, "status", str)
@@ -328,7 +354,11 @@ class _Reader:
         if not math.isclose(fixed_alpha, looks.level_at(1), rel_tol=1e-9):
             raise self.fail(where + ("fixed_n", "alpha"), f"{fixed_alpha} is not the plan's look-1 level "
                                                           f"{looks.level_at(1)}")
-        if experiment_seeds is not None or claim.seeds:
+        if set(claim.seeds) & set(claim.seen):
+            raise self.fail(where + ("seeds",), f"seeds {sorted(set(claim.seeds) & set(claim.seen))} were run before "
+                                                "its expectation changed (changed.seen): its looks cannot read them")
+        waiting = bool(claim.seen) and look == 1 and len(claim.seeds) < looks.seeds[0]  # fresh seeds to come
+        if (experiment_seeds is not None or claim.seeds) and not waiting:
             if len(set(claim.seeds)) != len(claim.seeds) or len(claim.seeds) != looks.seeds[look - 1]:
                 raise self.fail(where + ("seeds",), f"{len(claim.seeds)} seeds {claim.seeds}, but look {look} of "
                                                     f"the plan is on {looks.seeds[look - 1]} distinct seeds")

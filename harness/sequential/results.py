@@ -79,7 +79,7 @@ def _claims(tracks: list[Track], earlier: Recorded | None) -> list[dict[str, Any
 def _claim(track: Track) -> dict[str, Any]:
     verdict = track.verdict
     assert verdict is not None  # every track has one from its first look on
-    return {
+    entry: dict[str, Any] = {
         "claim": track.claim, "paper": track.loaded.paper, "experiment": track.experiment,
         "fixed_n": {"status": track.fixed.status, "reason": track.fixed.reason, "alpha": track.looks.level_at(1)},
         "status": verdict.status, "reason": verdict.reason, "expectation": verdict.expectation,
@@ -94,6 +94,9 @@ def _claim(track: Track) -> dict[str, Any]:
                  "power_effect_sd": rule.POWER_EFFECT_SD,
                  "boundary_alone_power": track.looks.boundary_alone_power(rule.POWER_EFFECT_SD)},
     }
+    if track.change is not None:
+        entry["changed"] = track.change
+    return entry
 
 
 def write(result: Sequential, store_dir: Path, selection: dict[str, Any] | None = None) -> Path:
@@ -123,6 +126,8 @@ def check_grows(earlier: Recorded, data: dict[str, Any]) -> None:
 
 
 def _lowered(before: RecordedClaim, after: dict[str, Any]) -> str:
+    if (after.get("changed") or {}).get("commit", "") != before.change_commit:
+        return ""  # its expectation changed since: a new hypothesis, whose looks start anew on fresh seeds
     if not set(before.seeds) <= set(after["seeds"]):
         return f"dropping seeds ({before.seeds} recorded, {after['seeds']} now)"
     if after["looks"] < before.look:
@@ -159,7 +164,9 @@ def load(store_dir: Path, profile: str, alphas: Mapping[str, float] | None = Non
 
 
 def added_seeds(claim: dict[str, Any], data: dict[str, Any]) -> int:
-    return len(claim["seeds"]) - len(data["experiments"].get(claim["experiment"], {}).get("profile_seeds", []))
+    """The claim's seeds that are not its profile's (all of them added until decided)."""
+    profile = set(data["experiments"].get(claim["experiment"], {}).get("profile_seeds", []))
+    return sum(seed not in profile for seed in claim["seeds"])
 
 
 def resolved(data: dict[str, Any]) -> tuple[int, Counter]:

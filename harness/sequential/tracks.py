@@ -28,6 +28,12 @@ class Track:
     seeds: list[int] = field(default_factory=list)
     look: int = 1
     stopped: str = ""
+    seen: tuple[int, ...] = ()
+    """Seeds run before its expectation changed (`harness.schema.changes`): its looks read only the others,
+    and count only them."""
+    change: dict | None = None
+    """Where its expectation changed after seeds were run: the change (date, commit, the seeds seen) and
+    the verdict of the expectation it replaced, as the sequential file records them."""
 
     @property
     def claim(self) -> str:

@@ -27,6 +27,8 @@ from harness.loading.loaded import LoadedClaim, LoadedSpec
 from harness.schema.observations.base import Shape
 from harness.statistics.correlation_estimates import Correlation
 from harness.statistics.series import Observed, Series
+from harness.verdicts import changes
+from harness.verdicts.spans import span_readings
 from harness.verdicts.verify import Verdict, _record_decision, evaluate, verdict_head, verify_claim
 
 if TYPE_CHECKING:
@@ -340,8 +342,10 @@ def _check_seeds(archive: Archive, loaded: LoadedClaim, profile: str, numbers: d
                              f"not among the profile's {sorted(seeds)}")
 
 
-def reverify(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archive) -> Verdict:
-    """The claim's verdict at the profile from the archived observation, under today's expectation."""
+def reverify(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archive,
+             seeds: list[int] | None = None) -> Verdict:
+    """The claim's verdict at the profile from the archived observation, under today's expectation (on
+    `seeds` of it where given: the seeds an expectation it replaced was read on)."""
     verdict, expectation = verdict_head(catalog, loaded, profile)
     if expectation is None:
         return verdict
@@ -355,14 +359,28 @@ def reverify(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archi
         verdict.reason = (f"not run at profile {profile!r} (the archived observations hold none of it); "
                           f"`fedclaims report --profile {profile}` runs it")
         return verdict
-    _check_seeds(archive, loaded, profile, archived["numbers"], target.spec.profiles[profile].seeds)
-    observed = observed_from_numbers(target, claim.observe, profile, archived["numbers"],
-                                     expectation.spread_reference)
+    profile_seeds = list(target.spec.profiles[profile].seeds)
+    _check_seeds(archive, loaded, profile, archived["numbers"], profile_seeds)
+    seeds = profile_seeds if seeds is None else list(seeds)
+    change = claim.change_at(profile)
+    if change is not None:
+        seen = [seed for seed in seeds if seed in claim.seen_at(profile)]
+        verdict.readings.append(changes.earlier_reading(
+            lambda before, seeds: reverify(catalog, before, profile, archive, seeds), loaded, profile, change, seen))
+        seeds = claim.fresh_seeds(profile, seeds)
+        if not seeds:
+            return changes.without_fresh_seeds(verdict, change, profile, seen)
+    whole = seeds == profile_seeds
+    numbers = archived["numbers"] if whole else changes.numbers_on(archived["numbers"], seeds)
+    observed = observed_from_numbers(target, claim.observe, profile, numbers, expectation.spread_reference)
     verdict.observed = observed.text()
-    verdict.numbers = archived["numbers"]
+    verdict.numbers = numbers if whole else {s.label: s.numbers() for s in observed.series}
     runs = archived.get("runs") or []
     verdict.runs = list(runs) if isinstance(runs, list) else []  # a baseline keeps one hash of them instead
     verdict.numerics = list(archived.get("numerics") or [])
     verdict.family = claim.family or ""
     _record_decision(verdict, evaluate(expectation, claim.observe, observed))
+    verdict.readings += span_readings(expectation, observed)
+    if change is not None:
+        verdict.reason += changes.fresh_note(change, seeds, seen)
     return verdict

@@ -30,6 +30,10 @@ class Verdict:
     numerics: list[str] = field(default_factory=list)
     """Numerics fingerprints of the records behind the verdict (more than one: mixed numerics)."""
     family: str = ""
+    readings: list[dict[str, Any]] = field(default_factory=list)
+    """Readings beside the verdict, each labelled (`kind`, `label`, `status`, `text`): the verdict of an
+    expectation the claim replaced (`harness.verdicts.changes`), what the span of the paper's own runs
+    predicts (`harness.verdicts.spans`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

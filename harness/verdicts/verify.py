@@ -59,8 +59,10 @@ from harness.statistics.evidence import margin_text, margins
 from harness.statistics.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SKIPPED, STATUSES, Decision, fmt
 from harness.statistics.series import Observed
 from harness.statistics.values import not_a_number
+from harness.verdicts import changes
 from harness.verdicts.families import apply_families, power_at_levels
 from harness.verdicts.observe import observe
+from harness.verdicts.spans import span_readings
 from harness.verdicts.verdict import Verdict
 
 __all__ = ["ERROR", "FAIL", "INCONCLUSIVE", "PASS", "SKIPPED", "STATUSES", "Decision", "Verdict", "apply_families",
@@ -150,6 +152,15 @@ def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
     target = catalog.specs[claim.experiment]
     spec = target.spec
     seeds = spec.profiles[profile].seeds if seeds is None else list(seeds)
+    change = claim.change_at(profile)
+    if change is not None:
+        seen = [seed for seed in seeds if seed in claim.seen_at(profile)]
+        verdict.readings.append(changes.earlier_reading(
+            lambda before, **kw: verify_claim(catalog, before, profile, lookup, missing_is_error, **kw),
+            loaded, profile, change, seen, level=level))
+        seeds = claim.fresh_seeds(profile, seeds)
+        if not seeds:
+            return changes.without_fresh_seeds(verdict, change, profile, seen)
     records: dict[tuple[str, int], dict] = {}
     for variant in variants_needed(loaded, profile):
         for seed in seeds:
@@ -191,10 +202,13 @@ def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
     decision = evaluate(expectation, claim.observe, observed)
     verdict.family = claim.family or ""
     _record_decision(verdict, decision)
+    verdict.readings += span_readings(expectation, observed)
     if observed.notes:
         verdict.reason += f" [missing values treated as the metric defines: {'; '.join(observed.notes)}]"
     if len(verdict.numerics) > 1:
         verdict.reason = f"{mixed_numerics_text(records)} {verdict.reason}"
+    if change is not None:
+        verdict.reason += changes.fresh_note(change, seeds, seen)
     return verdict
 
 

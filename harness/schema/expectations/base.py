@@ -76,6 +76,11 @@ class ExpectationBase(StrictModel):
         """An `equals` without a tolerance, tested on the mean over seeds."""
         return False
 
+    def paper_span(self) -> tuple[float, float, int] | None:
+        """(low, high, k) where it admits the span of the paper's own k runs (`between` with `span_of_runs`),
+        read beside its verdict as such a span predicts (`harness.statistics.spans`); else None."""
+        return None
+
     def centre(self) -> float | None:
         """The value a range is centred on (a between's midpoint, an approx's or equality's value); None
         for a bound or a test across variants."""
