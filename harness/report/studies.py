@@ -49,6 +49,9 @@ def _point(catalog: Catalog, study: LoadedStudy, loaded: LoadedClaim, point: Stu
                 complete = False
             else:
                 records[(variant, seed)] = record
+    expectation = loaded.claim.expect.get(study.base)
+    if expectation is not None and not expectation.skips:  # else SKIPPED is the claim's, records or not
+        reading.recorded, reading.planned = len(records), len(seeds) * len(observed_variants(loaded.claim, study.base))
     if not complete:
         return reading
     spread = loaded.claim.expect[study.base].spread_reference
