@@ -78,7 +78,7 @@ class _Report:
                            **accuracies_from_records(self.catalog, read, self.records),
                            **(reference_accuracies(self.catalog, outcome.lookup, outcome.profiles)
                               if outcome.lookup is not None else {})}
-        reader = level_reader(self.catalog, self.accuracies)
+        reader = self.reader = level_reader(self.catalog, self.accuracies)
         self.levels = {(v.claim, v.profile): reader.level(v) for v in outcome.verdicts}
         self.proxies = proxy_notes(self.catalog, outcome.verdicts, self.records)
         self.sequential_folders = [settings.store_dir, *([settings.records_dir] if settings.committed_records else [])]
@@ -315,7 +315,7 @@ class _Report:
             for profile in self.profiles:
                 if profile in spec.profiles:
                     lines.append(f"- `{profile}`: {cell(spec.profiles[profile].description)} "
-                                 f"(seeds {spec.profiles[profile].seeds})")
+                                 f"(seeds {spec.profiles[profile].seeds}){self._measured_level(experiment, profile)}")
             lines.append("")
             for profile in self.profiles:
                 for title, path in figures[profile].get(experiment, []):
@@ -331,6 +331,12 @@ class _Report:
                 lines += ["Departures from the paper and choices where it is silent:", ""]
                 lines += [f"- {cell(d)}" for d in spec.departures] + [""]
         return lines
+
+    def _measured_level(self, experiment: str, profile: str) -> str:
+        """'. Measured here, over its seeds: learning level 0.56: …': the level its verdicts read, from the records
+        (a figure the description quotes is a pilot's, on the seed it names)."""
+        fraction, text = self.reader.learning(experiment, profile)
+        return "" if fraction is None else f". Measured here over its seeds (the records): {cell(text)}"
 
     @staticmethod
     def _level_cell(level) -> str:
