@@ -185,11 +185,16 @@ def header_problems(text: str, report: dict) -> list[str]:
 
 
 def study_problems(text: str, report: dict, pages: dict[str, str]) -> list[str]:
-    """A study point whose runs have no records here never reads SKIPPED (REPORT.md or the study's page)."""
+    """A study point whose runs have no records here never reads SKIPPED (REPORT.md or the study's page), and
+    the page states the interval its points' tests used (the one their reasons name)."""
     problems = []
     for study in report["studies"]:
         page = pages.get(study["study"], "")
         for claim in study["claims"]:
+            section = page.split(f"# `{claim['claim']}`", 1)[-1].split("\n### ")[0]
+            used = {found for point in claim["points"] for found in re.findall(r"\b(\d+)% interval", point["reason"])}
+            problems += [f"study {study['study']}, {claim['claim']}: its page does not state the {pct}% interval its "
+                         "test used" for pct in sorted(used) if f"{pct}% interval" not in section]
             for point in claim["points"]:
                 unrecorded = (point["runs_recorded"] < point["runs_planned"] if "runs_planned" in point
                               else "no record for" in point["reason"])  # a REPORT.json from before issue 59
@@ -197,7 +202,7 @@ def study_problems(text: str, report: dict, pages: dict[str, str]) -> list[str]:
                     continue
                 shown = [line for line in text.splitlines() if f"`{claim['claim']}`" in line
                          and f"study `{study['study']}`" in line and f"{point['value']}: SKIPPED" in line]
-                shown += [line for line in page.split(f"# `{claim['claim']}`", 1)[-1].split("\n### ")[0].splitlines()
+                shown += [line for line in section.splitlines()
                           if line.startswith(f"| {point['value']} |") and line.endswith("| SKIPPED |")]
                 problems += [f"study {study['study']}, {claim['claim']} at {point['value']}: SKIPPED where no records "
                              f"are here: {line[:120]!r}" for line in shown]
@@ -293,7 +298,7 @@ def test_a_study_point_without_records_shown_as_skipped_and_a_repeated_line_are_
     page = f"### `{claim['claim']}`\n\n| {point['value']} | no observation | SKIPPED |\n"
     assert any(f"at {point['value']}: SKIPPED" in p for p in study_problems("", report, {study["study"]: page}))
     shown = page.replace("| SKIPPED |", "| no records here (0 of 4 runs) |")
-    assert study_problems("", report, {study["study"]: shown}) == []
+    assert not any("SKIPPED" in p for p in study_problems("", report, {study["study"]: shown}))
     lines = text.splitlines()
     assert repeat_problems("\n".join([*lines[:5], lines[5], *lines[5:]]))
 
@@ -325,3 +330,15 @@ def test_a_spread_of_rounding_noise_reads_zero_and_a_real_one_keeps_its_digits()
     assert "59.8 ± 0 (n=3" in equal.text()
     spread = Series("FedAvg (accuracy)", {0: 40.8, 1: 40.7, 2: 38.1})
     assert "39.87 ± 1.531 (n=3" in spread.text()
+
+
+def test_a_study_page_stating_another_interval_than_its_test_used_is_found() -> None:
+    _, report, _ = _committed()
+    study, claim, pct = next((s, c, found[0]) for s in report["studies"] for c in s["claims"] for p in c["points"]
+                             if (found := re.findall(r"\b(\d+)% interval", p["reason"])))
+    other = "90" if pct != "90" else "95"
+    page = f"### `{claim['claim']}`\n\nEach point's verdict tested it (pooled, {{}}% interval).\n"
+    assert any("does not state" in p for p in study_problems("", {"studies": [{**study, "claims": [claim]}]},
+                                                             {study["study"]: page.format(other)}))
+    assert not any("does not state" in p for p in study_problems("", {"studies": [{**study, "claims": [claim]}]},
+                                                                 {study["study"]: page.format(pct)}))

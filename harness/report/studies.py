@@ -113,7 +113,7 @@ def read_study(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], v
         trends = [series_trend(label, readings, differences.get(label, band), study.study.paper_scale.value,
                                study.study.axis) for label in labels]
         claim = ClaimReading(claim_id, loaded.claim.statement, labels, band, _paper_text(paper), readings, trends,
-                             tested=tested.describe(loaded.claim.observe) if tested is not None else "none",
+                             tested=tested.at_level().describe(loaded.claim.observe) if tested is not None else "none",
                              statistic=list(differences))
         if labels:
             claim.figure = draw_claim(claim, result, figures_dir / f"study-{study.name}-{claim_id}.png")
