@@ -7,9 +7,10 @@ that experiment, with the paper's accuracy and where the paper states it). At a 
 paper's gain over chance that the runs reached. Chance is the best constant predictor's accuracy on the
 run's test set (its most frequent label), which each record carries (`Learning.majority`); where it
 differs between the seeds' test sets (a split drawn per seed, as Shakespeare's), the level is the mean of
-the seeds' own levels, each against its own chance; where the records are not here (a profile re-verified from archived observations), a uniform guess stands in and
-the level says so. Every accuracy-dependent verdict of the experiment at that profile reads that one
-level, whichever variants it compares: an ablation or a collapsed baseline is never the reference.
+the seeds' own levels, each against its own chance; where the records are not here (a profile
+re-verified from archived observations), a uniform guess stands in and the level says so. Every
+accuracy-dependent verdict of the experiment at that profile reads that one level, whichever variants it
+compares: an ablation or a collapsed baseline is never the reference.
 
 **Groups.** Every verdict falls in one:
 
