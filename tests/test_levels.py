@@ -88,11 +88,27 @@ def test_chance_comes_from_the_records_majority_label() -> None:
     records = {f"k{s}": {"status": "ok", "result": {"history": history, "majority_accuracy": 10.0 + s,
                                                      "config": {"rounds": 10}}} for s in range(2)}
     measured = accuracies_from_records(CATALOG, [Request(f"k{s}") for s in range(2)], records)
-    # the end (the last 10% of rounds) and, beside it, the best evaluation, which the paper may report
-    assert measured[("hasfl-cifar10", "hasfl", "smoke")] == Measured(pytest.approx(30.0), 10.5, pytest.approx(40.0))
+    # the end (the last 10% of rounds) and, beside it, the best evaluation, which the paper may report; the two
+    # seeds' test sets differ in their majority label: each seed's pair is kept for its own level
+    assert measured[("hasfl-cifar10", "hasfl", "smoke")] == Measured(pytest.approx(30.0), 10.5, pytest.approx(40.0),
+                                                                     ((pytest.approx(30.0), 10.0),
+                                                                      (pytest.approx(30.0), 11.0)))
     level = level_reader(CATALOG, measured).level(_verdict("hasfl.table3.cifar10.hasfl-matches-heterofl", "smoke",
                                                            "PASS"))
     assert "HAS-FL 30.0% (its best evaluation 40.0%) against the paper's" in level.text
+def test_where_chance_differs_per_test_split_the_level_is_the_mean_of_the_seeds_levels() -> None:
+    reference = CATALOG.specs["hasfl-shakespeare"].spec.reference
+    seeds = ((30.0, 17.8), (28.0, 22.6))
+    measured = Measured(29.0, 20.2, seeds=seeds)
+    fraction, text = level_reader(CATALOG, {("hasfl-shakespeare", reference.variant, "learning"): measured}).learning(
+        "hasfl-shakespeare", "learning")
+    assert fraction == pytest.approx(sum((a - c) / (reference.accuracy - c) for a, c in seeds) / 2)
+    assert fraction != pytest.approx((29.0 - 20.2) / (reference.accuracy - 20.2))
+    assert "each seed's most frequent test label, 17.8–22.6%" in text
+    same, text = level_reader(CATALOG, {("hasfl-shakespeare", reference.variant, "learning"): Measured(29.0, 20.2)}
+                              ).learning("hasfl-shakespeare", "learning")
+    assert same == pytest.approx((29.0 - 20.2) / (reference.accuracy - 20.2))
+    assert "its most frequent test label, 20.2%" in text
 
 
 def test_structural_and_cost_metrics_are_not_graded_by_learning() -> None:

@@ -50,8 +50,13 @@ FIELDS = {
                "entry against git history.",
     "quote_from": "`paper` (default) or `authors-readme`: the statement quotes the authors' repository README, "
                   "not the paper; the `source` must name that README.",
+    "paper_bound": "the paper's own bound, in its figures (at most 50 characters), where every expectation the "
+                   "claim states (its `paper:` one included) tests a weaker one: '> 0' for 'collapses'. The digest "
+                   "then reads each PASS of the claim as against the weaker bound ('PASS (> 0; the paper's …: not "
+                   "tested)'), never as a reproduction; a PASS whose profile's expectation differs from the `paper:` "
+                   "one, or whose number is a proxy, reads so too.",
     "central (a field of the claim file, beside `paper` and `title`)": "the ids of the claims the paper's abstract "
-                  "and conclusion make: REPORT.md's digest opens with them, at most 60 lines for every paper "
+                  "and conclusion make: REPORT.md's digest opens with them, at most 90 lines for every paper "
                   "together.",
     "unchecked (a field of the claim file)": "the paper's assertions that no claim encodes, each as `{statement, "
                   "source, reason}`: the reason it cannot be checked in this project (a data set or model it does "

@@ -12,12 +12,13 @@ from scipy import stats
 
 from harness.loading.catalog import Catalog
 from harness.report.sequential import extended
+from harness.report.tally import Sequential, counted_decision, last_word, tally
 from harness.schema.expectations.base import ExpectationBase
 from harness.verdicts.attribution import UNEXPLAINED
 from harness.verdicts.levels import LEARNED, Level
 from harness.verdicts.verify import Verdict
 
-MAX_LINES = 60
+MAX_LINES = 90
 SHORT_STATUS = {"PASS": "PASS", "FAIL": "FAIL", "INCONCLUSIVE": "INCONCLUSIVE", "SKIPPED": "—", "ERROR": "ERROR"}
 
 
@@ -32,6 +33,8 @@ def tested_and_paper(catalog: Catalog, claim_id: str, profile: str) -> str:
     labels = {name: v.label or name for name, v in catalog.specs[loaded.claim.experiment].spec.variants.items()}
     tested = bound_text(loaded.claim.expect.get(profile), labels)
     paper_expectation = loaded.claim.expect.get("paper")
+    if loaded.claim.paper_bound is not None:
+        return f"tested: {tested}; the paper: {loaded.claim.paper_bound}, not tested at this scale"
     if profile == "paper" or paper_expectation is None:
         return f"tested: {tested}"
     paper = bound_text(paper_expectation, labels)
@@ -120,39 +123,30 @@ def _undecided_why(verdicts) -> str:
     return "not tested at these scales"
 
 
-def counts_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> str:
-    """'where the models learn: 3 PASS, 1 FAIL · weak: … · costs … · analytic: 18 of 18 hold · …'."""
-    groups: dict[str, Counter] = {}
-    skipped, unavailable = 0, 0
-    for verdict in verdicts:
-        if verdict.status == "SKIPPED":
-            unavailable += verdict.data_unavailable
-            skipped += not verdict.data_unavailable
-            continue
-        groups.setdefault(levels[(verdict.claim, verdict.profile)].group, Counter())[verdict.status] += 1
+def counts_line(verdicts, levels: Mapping[tuple[str, str], Level], sequential: Sequential | None = None) -> str:
+    """'where the models learn: 3 PASS, 1 FAIL · weak: … · costs … · analytic: 18 of 18 hold · …', each verdict
+    by its last word (`harness.report.tally`)."""
+    counted = tally(verdicts, levels, sequential)
 
-    def tally(counts: Counter) -> str:
+    def tallied(counts: Counter) -> str:
         parts = [f"{counts[s]} {SHORT_STATUS[s]}" for s in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR") if counts[s]]
         return ", ".join(parts) or "none"
 
-    parts = [f"where the models learn: {tally(groups.get('learned', Counter()))}",
-             f"weak: {tally(groups.get('weak', Counter()))}"]
-    if "unleveled" in groups:
-        parts.append(f"no learning level: {tally(groups['unleveled'])}")
-    if "independent" in groups:
-        parts.append(f"independent of learning: {tally(groups['independent'])}")
-    if "cost" in groups:
-        parts.append(f"costs: {tally(groups['cost'])}")
+    parts = [f"where the models learn: {tallied(counted.of('learned'))}", f"weak: {tallied(counted.of('weak'))}"]
+    for group, title in (("unleveled", "no learning level"), ("independent", "independent of learning"),
+                         ("cost", "costs")):
+        if group in counted.groups:
+            parts.append(f"{title}: {tallied(counted.groups[group])}")
     for group, title in (("analytic", "analytic"), ("implementation", "implementation checks")):
-        held = groups.get(group, Counter())
+        held = counted.of(group)
         if held:
             parts.append(f"{title}: {held['PASS']} of {sum(held.values())} hold")
-    if "diagnostic" in groups:
-        parts.append(f"diagnostics: {sum(groups['diagnostic'].values())}")
-    if unavailable:
-        parts.append(f"data set not available here: {unavailable}")
-    if skipped:
-        parts.append(f"not tested here: {skipped}")
+    if "diagnostic" in counted.groups:
+        parts.append(f"diagnostics: {sum(counted.groups['diagnostic'].values())}")
+    if counted.unavailable:
+        parts.append(f"data set not available here: {counted.unavailable}")
+    if counted.not_tested:
+        parts.append(f"not tested here: {counted.not_tested}")
     return " · ".join(parts)
 
 
@@ -167,11 +161,11 @@ def _sequential_cell(entry: Mapping | None) -> str:
 
 def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profiles: list[str],
            link: Callable[[str], str], along: Mapping[str, list[str]] | None = None,
-           sequential: Mapping[tuple[str, str], Mapping] | None = None,
+           sequential: Sequential | None = None,
            proxies: Mapping[tuple[str, str], str] | None = None) -> list[str]:
     """The digest's lines (heading included); `along`: per paper, what its scale studies found of its
     central claims (one line each); `sequential`: per (claim, profile), what `--until-decided` found
-    (`harness.sequential.results`), shown beside the fixed-n verdict it changed."""
+    (`harness.sequential.results`), shown beside the fixed-n verdict it changed and counted as the last word."""
     sequential = sequential or {}
     by_claim: dict[str, dict[str, Verdict]] = {}
     for verdict in verdicts:
@@ -179,57 +173,92 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
     lines = ["## Digest",
              "Per paper, its central claims (abstract and conclusion) at each profile; *weak*: the models barely learn "
              f"(below {LEARNED} of the paper's gain over chance) or the effect is below the smallest of interest. "
-             "The number is the largest scale's, against the bound tested there and the paper's.", ""]
+             "The number is the largest scale's, against the bound tested there and the paper's.",
+             "A PASS against a weaker bound than the paper's, or on a proxy, says so beside it.", ""]
     for paper, claim_file in catalog.papers.items():
         if not any(v.paper == paper for v in verdicts):
             continue
+        checks = implementation_checks(paper, verdicts, levels)
+        central = [claim for claim in claim_file.central if claim not in checks]
         lines += [f"### {claim_file.title}",
                   "| central claim | " + " | ".join(f"`{p}`" for p in profiles) + " | largest scale's number |",
                   "|---|" + "---|" * len(profiles) + "---|"]
-        for claim_id in claim_file.central:
-            per_profile = by_claim.get(claim_id, {})
-            statement = " ".join(catalog.claim(claim_id).claim.statement.split())
-            cells = [_status_cell(per_profile.get(p), levels.get((claim_id, p)))
-                     + _sequential_cell(sequential.get((claim_id, p))) for p in profiles]
-            strongest = _strongest(per_profile, profiles)
-            proxy = strongest is not None and (claim_id, strongest.profile) in (proxies or {})
-            entry = sequential.get((claim_id, strongest.profile)) if strongest else None
-            number = (f"`{strongest.profile}`: {_number_cell(catalog, strongest, entry)}"
-                      f"{' (a proxy)' if proxy else ''} "
-                      f"({tested_and_paper(catalog, claim_id, strongest.profile)})" if strongest
-                      else _undecided_why(per_profile.values()))
-            lines.append(f"| [{_short(statement, 70)}]({link(claim_id)}) | " + " | ".join(cells)
-                         + f" | {number} |")
-        lines += ["", f"- {decided_where_learning(claim_file.central, by_claim, levels, profiles, sequential)}",
-                  *implementation_line(paper, verdicts, levels, profiles)]
+        lines += [_central_row(catalog, claim_id, by_claim.get(claim_id, {}), levels, profiles, link, sequential,
+                               proxies or {}) for claim_id in central]
+        besides = len(claim_file.central) - len(central)
+        lines += ["", f"- {decided_where_learning(central, by_claim, levels, profiles, sequential, besides)}"]
         for profile in profiles:
             at = [v for v in verdicts if v.paper == paper and v.profile == profile]
             if at and any(v.status != "SKIPPED" for v in at):
-                lines.append(f"- `{profile}`: {counts_line(at, levels)}")
+                lines.append(f"- `{profile}`: {counts_line(at, levels, sequential)}")
         lines += (along or {}).get(paper, [])
-        lines.append("")
+        lines += ["", *implementation_table(paper, checks, by_claim, profiles, link)]
     return lines + unexplained_line(verdicts, levels)
 
 
-def implementation_line(paper: str, verdicts, levels: Mapping[tuple[str, str], Level],
-                        profiles: list[str]) -> list[str]:
-    """The paper's implementation checks, each with its verdicts over the profiles ('PASS': at every one)."""
-    by_claim: dict[str, dict[str, str]] = {}
-    for verdict in verdicts:
-        if (verdict.paper == paper and verdict.status != "SKIPPED"
-                and levels[(verdict.claim, verdict.profile)].group == "implementation"):
-            by_claim.setdefault(verdict.claim, {})[verdict.profile] = verdict.status
-    if not by_claim:
+def _central_row(catalog: Catalog, claim_id: str, per_profile: Mapping[str, Verdict],
+                 levels: Mapping[tuple[str, str], Level], profiles: list[str], link: Callable[[str], str],
+                 sequential: Sequential, proxies: Mapping[tuple[str, str], str]) -> str:
+    """A central claim's row: its verdict at each profile (a PASS against a weaker bound labelled so), and the
+    largest scale's number."""
+    statement = " ".join(catalog.claim(claim_id).claim.statement.split())
+    cells = []
+    for profile in profiles:
+        verdict = per_profile.get(profile)
+        text = _status_cell(verdict, levels.get((claim_id, profile))) + _sequential_cell(
+            sequential.get((claim_id, profile)))
+        if verdict is not None and last_word(verdict, sequential) == "PASS":
+            text += weaker_label(catalog, claim_id, profile, (claim_id, profile) in proxies)
+        cells.append(text)
+    strongest = _strongest(per_profile, profiles)
+    proxy = strongest is not None and (claim_id, strongest.profile) in proxies
+    number = (f"`{strongest.profile}`: "
+              f"{_number_cell(catalog, strongest, sequential.get((claim_id, strongest.profile)))}"
+              f"{' (a proxy)' if proxy else ''} "
+              f"({tested_and_paper(catalog, claim_id, strongest.profile)})" if strongest
+              else _undecided_why(per_profile.values()))
+    return f"| [{_short(statement, 70)}]({link(claim_id)}) | " + " | ".join(cells) + f" | {number} |"
+
+
+SHORT_BOUND = 24
+"""The longest tested bound a status cell names; a longer one (an ordering of long labels) reads 'a weaker bound'."""
+
+
+def weaker_label(catalog: Catalog, claim_id: str, profile: str, proxy: bool) -> str:
+    """' (> 0; the paper's in [0.63, 0.77]: not tested)' where the bound a PASS at `profile` met is weaker than
+    the paper's: the profile's expectation is not the `paper:` one, or the claim states the paper's own bound
+    (`paper_bound`) beyond every expectation; ' (a proxy, …)' where its number stands in for the paper's
+    quantity; '' where the PASS met the paper's bound on the paper's quantity."""
+    claim = catalog.claim(claim_id).claim
+    labels = {name: v.label or name for name, v in catalog.specs[claim.experiment].spec.variants.items()}
+    tested = bound_text(claim.expect.get(profile), labels)
+    paper = claim.paper_bound or bound_text(claim.expect.get("paper"), labels)
+    weaker = claim.paper_bound is not None or (profile != "paper" and "paper" in claim.expect and tested != paper)
+    if weaker:
+        tested = tested if len(tested) <= SHORT_BOUND else "a weaker bound"
+        return f" ({'a proxy, ' if proxy else ''}{tested}; the paper's {paper}: not tested)"
+    return " (a proxy of the paper's quantity)" if proxy else ""
+
+
+def implementation_checks(paper: str, verdicts, levels: Mapping[tuple[str, str], Level]) -> list[str]:
+    """The paper's claims that are implementation checks at some profile, in the verdicts' order."""
+    return list(dict.fromkeys(v.claim for v in verdicts if v.paper == paper and v.status != "SKIPPED"
+                              and levels[(v.claim, v.profile)].group == "implementation"))
+
+
+def implementation_table(paper: str, checks: list[str], by_claim: Mapping[str, Mapping[str, Verdict]],
+                         profiles: list[str], link: Callable[[str], str]) -> list[str]:
+    """The paper's implementation checks in their own short table: fixed by the code path, never reproductions."""
+    if not checks:
         return []
-
-    def shown(statuses: Mapping[str, str]) -> str:
-        if len(set(statuses.values())) == 1:
-            return next(iter(statuses.values()))
-        return ", ".join(f"{statuses[p]} at `{p}`" for p in profiles if p in statuses)
-
-    return ["- implementation checks (fixed by the code path, not reproductions): "
-            + ", ".join(f"`{claim.removeprefix(paper + '.')}` {shown(statuses)}"
-                        for claim, statuses in by_claim.items())]
+    lines = ["Implementation checks (fixed by the code path, not reproductions):", "",
+             "| implementation check | " + " | ".join(f"`{p}`" for p in profiles) + " |",
+             "|---|" + "---|" * len(profiles)]
+    for claim in checks:
+        per_profile = by_claim.get(claim, {})
+        cells = [SHORT_STATUS[per_profile[p].status] if p in per_profile else "—" for p in profiles]
+        lines.append(f"| [`{claim.removeprefix(paper + '.')}`]({link(claim)}) | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 def unexplained_line(verdicts, levels: Mapping[tuple[str, str], Level]) -> list[str]:
@@ -254,28 +283,20 @@ DECIDED_LINE = 290
 
 def decided_where_learning(central: list[str], by_claim: Mapping[str, Mapping[str, Verdict]],
                            levels: Mapping[tuple[str, str], Level], profiles: list[str],
-                           sequential: Mapping[tuple[str, str], Mapping] | None = None) -> str:
-    """'Central claims decided where the models learn: k of n (…)': a central claim counts when some profile
-    gave it PASS or FAIL with its models at level LEARNED or above, on the profile's seeds or on the seeds
-    added until decided (`sequential`, as in `digest`); implementation checks are not among the n."""
-    checks = [c for c in central if any((level := levels.get((c, p))) is not None and level.group == "implementation"
-                                        for p in profiles)]
-    central = [c for c in central if c not in checks]
+                           sequential: Sequential | None = None, checks: int = 0) -> str:
+    """'Central claims decided where the models learn: k of n (…)': a central claim counts when some profile's
+    last word on it (`harness.report.tally`: on the profile's seeds, or on the seeds added until decided) is PASS
+    or FAIL with its models at level LEARNED or above; `central` holds no implementation check (`checks` more
+    are, shown in their own table)."""
     decided: dict[str, list[str]] = {}
-
-    def status(claim_id: str, profile: str) -> str:
-        entry = (sequential or {}).get((claim_id, profile))
-        if entry is not None and extended(entry):
-            return f"{entry['status']} at `{profile}` (sequential)"
-        verdict = by_claim.get(claim_id, {}).get(profile)
-        return f"{verdict.status} at `{profile}`" if verdict is not None else ""
-
     for claim_id in central:
-        found = [said for p in profiles if (said := status(claim_id, p)).startswith(("PASS", "FAIL"))
-                 and (level := levels.get((claim_id, p))) is not None and level.group == "learned"]
-        if found:
-            decided.setdefault(found[-1], []).append(f"`{claim_id.split('.', 1)[-1]}`")
-    besides = f" ({len(checks)} more are implementation checks)" if checks else ""
+        found = counted_decision(claim_id, by_claim.get(claim_id, {}), levels, profiles, sequential)
+        if found is not None:
+            said, profile = found
+            entry = (sequential or {}).get((claim_id, profile))
+            where = f"{said} at `{profile}`" + (" (sequential)" if entry is not None and extended(entry) else "")
+            decided.setdefault(where, []).append(f"`{claim_id.split('.', 1)[-1]}`")
+    besides = f" ({checks} more are implementation checks)" if checks else ""
     head = (f"**Central claims decided where the models learn: {sum(map(len, decided.values()))} of {len(central)}**"
             f"{besides}")
     named = "; ".join(f"{where}: {', '.join(ids)}" for where, ids in decided.items())

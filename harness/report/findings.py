@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from harness.loading.catalog import Catalog
 from harness.report.digest import counts_line, tested_and_paper
+from harness.report.tally import Sequential, last_word
 from harness.schema import claim as schema
 from harness.verdicts.levels import LEARNED, Level
 
@@ -50,9 +51,10 @@ def _first_sentence(text: str) -> str:
 def findings(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profiles: list[str], link,
              studies: Mapping[str, list[str]] | None = None,
              data_problems: Mapping[str, str] | None = None, legend: Sequence[str] = (),
-             proxies: Mapping[tuple[str, str], str] | None = None) -> list[str]:
+             proxies: Mapping[tuple[str, str], str] | None = None, sequential: Sequential | None = None) -> list[str]:
     """The findings section, opened by the verdicts' `legend`: per paper and per profile that ran, then
-    the paper's scale studies (lines per paper, `harness.report.studies.study_findings`)."""
+    the paper's scale studies (lines per paper, `harness.report.studies.study_findings`); each verdict under
+    its last word (`harness.report.tally`), as the digest counts it."""
     lines = ["## Findings", "", *legend, "",
              "Per paper and profile, verdicts are grouped by evidence level:",
              f"- *where the models learn*: the claim's reference variant reached at least {LEARNED} of the paper's "
@@ -70,7 +72,8 @@ def findings(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level]
         for profile in profiles:
             at = [v for v in paper_verdicts if v.profile == profile]
             if at:
-                lines += _paper_at_profile(catalog, at, levels, profile, link, data_problems or {}, proxies or {})
+                lines += _paper_at_profile(catalog, at, levels, profile, link, data_problems or {}, proxies or {},
+                                           sequential or {})
         along = (studies or {}).get(paper)
         if along:
             lines += ["**Along the scale studies** — where the observation moves as the scale grows toward the "
@@ -136,26 +139,34 @@ SECTIONS = (
 
 
 def _paper_at_profile(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profile: str, link,
-                      data_problems: Mapping[str, str], proxies: Mapping[tuple[str, str], str]) -> list[str]:
+                      data_problems: Mapping[str, str], proxies: Mapping[tuple[str, str], str],
+                      sequential: Sequential) -> list[str]:
     if all(v.status == "SKIPPED" for v in verdicts):
         return [f"**At `{profile}`** — no claim of this paper was run at this profile.", ""]
-    lines = [f"**At `{profile}`** — {counts_line(verdicts, levels)}.", ""]
+    lines = [f"**At `{profile}`** — {counts_line(verdicts, levels, sequential)}.", ""]
 
     def level(verdict) -> Level:
         return levels[(verdict.claim, verdict.profile)]
 
+    def said(verdict) -> str:
+        return last_word(verdict, sequential)
+
     for group, status, title in SECTIONS:
-        chosen = [v for v in verdicts if v.status == status and level(v).group == group]
+        chosen = [v for v in verdicts if said(v) == status and level(v).group == group]
         if not chosen:
             continue
         lines += [title, ""]
         for verdict in chosen:
             note = catalog.claim(verdict.claim).claim.note if status == "FAIL" else ""
             lines += _row(catalog, verdict, level(verdict), link, proxies.get((verdict.claim, profile), ""))
+            if said(verdict) != verdict.status:
+                entry = sequential[(verdict.claim, profile)]
+                lines.append(f"  - {verdict.status} on the profile's seeds; {said(verdict)} at "
+                             f"{len(entry['seeds'])} seeds, added until decided")
             if note:
                 lines.append(f"  - the claim's note: {_short(_first_sentence(note), 240)}")
         lines.append("")
-    undecided = [v for v in verdicts if v.status in ("INCONCLUSIVE", "ERROR") and level(v).group != "analytic"]
+    undecided = [v for v in verdicts if said(v) in ("INCONCLUSIVE", "ERROR") and level(v).group != "analytic"]
     if undecided:
         lines += ["What this scale cannot decide:", ""]
         for v in undecided:

@@ -9,6 +9,7 @@ from typing import Any
 from harness.loading.catalog import Catalog
 from harness.pipeline import Outcome, numerics_of
 from harness.report.studies import StudyReading, study_dicts
+from harness.report.tally import last_word
 from harness.verdicts.archive import config_id, run_entry, sealed
 from methods.plain import json_safe
 
@@ -34,7 +35,8 @@ def report_json(outcome: Outcome, report: Any, readings: list[StudyReading], bas
     payload = {"commit": report.commit, "profiles": outcome.profiles, "numerics": numerics_of(outcome),
                "archived": outcome.archived,
                "verdicts": [{**v.to_dict(), "level": report.levels[(v.claim, v.profile)].to_dict(),
-                             "proxy": report.proxies.get((v.claim, v.profile), "")}
+                             "proxy": report.proxies.get((v.claim, v.profile), ""),
+                             "last_word": last_word(v, report.sequential)}
                             for v in outcome.verdicts],
                "accuracies": [{"experiment": e, "variant": v, "profile": p, "mean": m.accuracy, "chance": m.chance,
                                "best": m.best}

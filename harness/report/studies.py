@@ -49,6 +49,9 @@ def _point(catalog: Catalog, study: LoadedStudy, loaded: LoadedClaim, point: Stu
                 complete = False
             else:
                 records[(variant, seed)] = record
+    expectation = loaded.claim.expect.get(study.base)
+    if expectation is not None and not expectation.skips:  # else SKIPPED is the claim's, records or not
+        reading.recorded, reading.planned = len(records), len(seeds) * len(observed_variants(loaded.claim, study.base))
     if not complete:
         return reading
     spread = loaded.claim.expect[study.base].spread_reference
@@ -110,7 +113,7 @@ def read_study(catalog: Catalog, study: LoadedStudy, points: list[StudyPoint], v
         trends = [series_trend(label, readings, differences.get(label, band), study.study.paper_scale.value,
                                study.study.axis) for label in labels]
         claim = ClaimReading(claim_id, loaded.claim.statement, labels, band, _paper_text(paper), readings, trends,
-                             tested=tested.describe(loaded.claim.observe) if tested is not None else "none",
+                             tested=tested.at_level().describe(loaded.claim.observe) if tested is not None else "none",
                              statistic=list(differences))
         if labels:
             claim.figure = draw_claim(claim, result, figures_dir / f"study-{study.name}-{claim_id}.png")

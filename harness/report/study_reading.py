@@ -51,6 +51,19 @@ class PointReading:
     """Per correlation series: the correlation pooled over seeds with its interval."""
     walls: dict[tuple[str, int], float] = field(default_factory=dict)
     """Measured run time of each (variant, seed) record the point read."""
+    recorded: int = 0
+    """How many of the runs its observation reads have a complete record here."""
+    planned: int = 0
+    """How many runs its observation reads (every variant it observes at every seed of the point); 0 where the
+    claim's expectation skips the study's base profile (its SKIPPED is the claim's, not the records')."""
+
+    @property
+    def shown(self) -> str:
+        """Its verdict as a report shows it: 'no records here (n of m runs)' where it was not verified for want
+        of records (a SKIPPED verdict would read as a limit of the claim), else its status."""
+        if self.status == "SKIPPED" and self.recorded < self.planned:
+            return f"no records here ({self.recorded} of {self.planned} runs)"
+        return self.status
 
     def summary(self, label: str) -> str:
         values = [v for v in self.values.get(label, {}).values() if math.isfinite(v)]
@@ -109,8 +122,16 @@ class ClaimReading:
 
     @property
     def verdicts(self) -> str:
-        """The verdict at each point, e.g. '192: FAIL, 576: FAIL, 1600: INCONCLUSIVE'."""
-        return ", ".join(f"{p.value}: {p.status}" for p in self.points)
+        """The verdict at each point, e.g. '192: FAIL, 576: INCONCLUSIVE, no records here at 1600 (0 of 15 runs)'."""
+        unrecorded = [p for p in self.points if p.shown != p.status]
+        shown = [f"{p.value}: {p.status}" for p in self.points if p not in unrecorded]
+        if len({(p.recorded, p.planned) for p in unrecorded}) == 1:  # one phrase for the points not run here
+            first = unrecorded[0]
+            shown.append(f"no records here at {', '.join(str(p.value) for p in unrecorded)} ({first.recorded} of "
+                         f"{first.planned} runs{' each' if len(unrecorded) > 1 else ''})")
+        else:
+            shown += [f"{p.value}: {p.shown}" for p in unrecorded]
+        return ", ".join(shown)
 
     def whose_fail(self) -> str | None:
         """Whether a FAIL along the axis is the small scale's or stands as the axis grows toward the
@@ -186,7 +207,7 @@ class StudyReading:
                 lines += [f"**Verdicts along the axis:** {fail}.", ""]
             for label in claim.labels:
                 lines += [f"| {self.axis} | {cell(label)} | verdict |", "|---|---|---|"]
-                lines += [f"| {p.value} | {p.summary(label)} | {p.status} |" for p in claim.points]
+                lines += [f"| {p.value} | {p.summary(label)} | {p.shown} |" for p in claim.points]
                 lines.append("")
             for trend in claim.trends:
                 lines.append(f"- Trend of {trend.label}: {trend.text}.")
@@ -210,6 +231,7 @@ class StudyReading:
         (the folder of the file it goes in), so no path of this machine is written."""
         def point(p: PointReading) -> dict[str, Any]:
             return {"value": p.value, "profile": p.profile, "verdict": p.status, "reason": p.reason,
+                    "runs_recorded": p.recorded, "runs_planned": p.planned,
                     "values": {label: {str(seed): v for seed, v in values.items()}
                                for label, values in p.values.items()},
                     "pooled": {label: {"r": r, "interval": [low, high]} for label, (r, low, high) in p.pooled.items()}}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from harness.schema.base import MAX_LISTED, Identifier, StrictModel
@@ -61,6 +61,10 @@ class Attribution(StrictModel):
         return f"{self.whose}, because {self.evidence}"
 
 
+PAPER_BOUND_LENGTH = (5, 50)
+"""The shortest and longest `paper_bound` (characters): figures, short enough for a digest cell."""
+
+
 class Claim(StrictModel):
     id: ClaimId
     statement: Annotated[str, Field(min_length=10)]
@@ -97,6 +101,22 @@ class Claim(StrictModel):
         """The claim as it stood before `change`: the expectations it replaced, and the changes before it."""
         index = self.changed.index(change)
         return self.model_copy(update={"expect": {**self.expect, **change.expect}, "changed": self.changed[:index]})
+
+    paper_bound: str | None = None
+    """The paper's own bound, in its figures ('ends 45 points lower, 40.4% against 85.7%'), where every
+    expectation the claim states, its `paper:` one included, tests a weaker one ('> 0' for 'collapses'):
+    the report reads each PASS of the claim as against the weaker bound, never as a reproduction."""
+
+    @field_validator("paper_bound")
+    @classmethod
+    def _paper_bound_fits(cls, value: str | None) -> str | None:
+        low, high = PAPER_BOUND_LENGTH
+        if value is not None and not low <= len(value.strip()) <= high:
+            raise PydanticCustomError("paper_bound_length", "paper_bound states the paper's own bound, stronger than "
+                                      "every expectation tested, in its figures and in {low} to {high} characters "
+                                      "(the digest shows it beside each PASS), not '{given}' ({length})",
+                                      {"low": low, "high": high, "given": value, "length": len(value.strip())})
+        return value
 
     def alpha_at(self, profile: str) -> float:
         """The significance level of its test at `profile` (the default 0.05 where it states no test there)."""

@@ -39,7 +39,7 @@ def equivalence_test(expectation, series: Series) -> Decision:
         power = inclusion_power(s.mean, s.std, -bound, bound, s.n, alpha)
     elif status == PASS:
         power = sensitivity(inclusion_power(s.mean, s.std, -bound, bound, s.n, alpha))
-    return Decision(status, f"mean difference {fmt(s.mean)} ± {fmt(s.std)} (n = {s.n}), {1 - 2 * alpha:.0%} "
+    return Decision(status, f"mean difference {fmt(s.mean)} ± {s.spread_text()} (n = {s.n}), {1 - 2 * alpha:.0%} "
                             f"interval [{fmt(low)}, {fmt(high)}], TOST p = {p_value:.3g}", power, evidence)
 
 

@@ -54,7 +54,7 @@ def _pair_test(higher: Series, lower: Series, alpha: float, fail_alpha: float
             Evidence(label, math.nan, None, alpha, fail_alpha)
     evidence = Evidence(label, s.mean / (s.std / math.sqrt(s.n)), s.n - 1, alpha, fail_alpha,
                         se=s.std / math.sqrt(s.n), seeds=s.n, sources=(higher.label, lower.label))
-    text = f"{text} ± {fmt(s.std)} (n = {s.n}), one-sided p = {evidence.p_claim:.3g}"
+    text = f"{text} ± {s.spread_text()} (n = {s.n}), one-sided p = {evidence.p_claim:.3g}"
     outcome = _OUTCOME[evidence.outcome]
     if outcome == "reversed":
         return outcome, f"{text}, reversed p = {evidence.p_against:.3g} (α = {fail_alpha:.3g})", None, evidence

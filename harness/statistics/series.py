@@ -73,7 +73,7 @@ class Series:
         if len(values) == 1:
             return f"{self.label}: {_fmt(values[0])}"
         s = summarize(values)
-        return f"{self.label}: {_fmt(s.mean)} ± {_fmt(s.std)} (n={s.n}; {per_seed})"
+        return f"{self.label}: {_fmt(s.mean)} ± {s.spread_text()} (n={s.n}; {per_seed})"
 
     def numbers(self) -> dict[str, Any]:
         s = summarize(list(self.values.values()))

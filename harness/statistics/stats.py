@@ -13,6 +13,8 @@ POWER = 0.8
 """The power at which detectable effects and the seeds needed to decide are stated."""
 CONFIDENCE = 0.95
 """Confidence of the correlation intervals the report prints and the verdicts use."""
+ROUNDING_NOISE = 1e-12
+"""The relative size below which a standard deviation of float64 values is rounding, not spread."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,11 @@ class Summary:
     def no_spread(self) -> bool:
         """Fewer than two values, or all equal: no t-test is defined."""
         return self.n < 2 or self.std == 0.0
+
+    def spread_text(self) -> str:
+        """The standard deviation as text to 4 significant digits; '0' where it is the rounding noise of equal
+        values (below `ROUNDING_NOISE` of the mean's size), which more digits would not make a spread."""
+        return "0" if self.std <= ROUNDING_NOISE * max(1.0, abs(self.mean)) else f"{self.std:.4g}"
 
 
 def summarize(values: Sequence[float]) -> Summary:

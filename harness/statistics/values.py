@@ -169,7 +169,7 @@ def _mean_test(expectation, series: Series, fail_alpha: float) -> Decision:
     admitted = expectation.admitted()
     evidence = bound_evidence(admitted, alpha, series.label, s.mean, se, s.n - 1, fail_alpha, seeds=s.n)
     status = combine(evidence)
-    head = f"{series.label}: mean {fmt(s.mean)} ± {fmt(s.std)} (n = {s.n})"
+    head = f"{series.label}: mean {fmt(s.mean)} ± {s.spread_text()} (n = {s.n})"
     if admitted.one_sided:
         return _bound_test(admitted, alpha, values, s.mean, head, status, evidence, fail_alpha)
     low, high = admitted.low, admitted.high
@@ -177,7 +177,7 @@ def _mean_test(expectation, series: Series, fail_alpha: float) -> Decision:
     ci_low, ci_high = s.mean - t_critical * se, s.mean + t_critical * se
     where = {PASS: "lies inside", FAIL: "lies outside", INCONCLUSIVE: "straddles a bound of"}[status]
     power = inclusion_power(s.mean, s.std, low, high, s.n, alpha) if status == INCONCLUSIVE else None
-    return Decision(status, f"{series.label}: mean {fmt(s.mean)} ± {fmt(s.std)} (n = {s.n}), "
+    return Decision(status, f"{series.label}: mean {fmt(s.mean)} ± {s.spread_text()} (n = {s.n}), "
                             f"{1 - 2 * alpha:.0%} interval [{fmt(ci_low)}, {fmt(ci_high)}] {where} "
                             f"[{fmt(low)}, {fmt(high)}]{level_text(fail_alpha, alpha)}", power, evidence)
 

@@ -5,10 +5,12 @@ effect it rests on is of a size that matters.
 that experiment, with the paper's accuracy and where the paper states it). At a profile, level =
 (measured − chance) / (paper − chance) for the reference variant's accuracy there: the share of the
 paper's gain over chance that the runs reached. Chance is the best constant predictor's accuracy on the
-run's test set (its most frequent label), which each record carries (`Learning.majority`); where the
-records are not here (a profile re-verified from archived observations), a uniform guess stands in and
-the level says so. Every accuracy-dependent verdict of the experiment at that profile reads that one
-level, whichever variants it compares: an ablation or a collapsed baseline is never the reference.
+run's test set (its most frequent label), which each record carries (`Learning.majority`); where it
+differs between the seeds' test sets (a split drawn per seed, as Shakespeare's), the level is the mean of
+the seeds' own levels, each against its own chance; where the records are not here (a profile
+re-verified from archived observations), a uniform guess stands in and the level says so. Every
+accuracy-dependent verdict of the experiment at that profile reads that one level, whichever variants it
+compares: an ablation or a collapsed baseline is never the reference.
 
 **Groups.** Every verdict falls in one:
 
@@ -56,6 +58,9 @@ class Measured:
     chance: float | None = None
     best: float | None = None
     """The mean over seeds of each run's best evaluation, where the kind declares one (`Learning.best`)."""
+    seeds: tuple[tuple[float, float], ...] = ()
+    """Each seed's (accuracy, chance) where chance differs between the seeds' test sets (Shakespeare's test
+    split is drawn per seed): the level is then the mean of the seeds' own levels; () where it is one figure."""
 
 
 Accuracies = Mapping[tuple[str, str, str], Measured]
@@ -134,11 +139,14 @@ class _Run:
 
 
 def _mean(values: list[tuple[float, float | None, float | None]]) -> Measured:
-    chances = [c for _, c, _ in values]
     bests = [b for _, _, b in values]
-    return Measured(statistics.fmean(a for a, _, _ in values),
-                    None if any(c is None for c in chances) else statistics.fmean(c for c in chances if c is not None),
-                    None if any(b is None for b in bests) else statistics.fmean(b for b in bests if b is not None))
+    best = None if any(b is None for b in bests) else statistics.fmean(b for b in bests if b is not None)
+    known = [(a, c) for a, c, _ in values if c is not None]
+    if len(known) < len(values):
+        return Measured(statistics.fmean(a for a, _, _ in values), best=best)
+    differs = len({c for _, c in known}) > 1
+    return Measured(statistics.fmean(a for a, _ in known), statistics.fmean(c for _, c in known), best,
+                    tuple(known) if differs else ())
 
 
 def accuracies_from_verdicts(catalog: Catalog, verdicts) -> dict:
@@ -175,16 +183,22 @@ class LevelReader:
         measured = self.measured.get((experiment, reference.variant, profile))
         if measured is None:
             return None, f"no learning level: its reference, {label}, was not measured at this profile"
-        chance, chance_text = measured.chance, "chance: its most frequent test label"
+        chance, chance_text = measured.chance, f"chance: its most frequent test label, {measured.chance or 0:.3g}%"
         if chance is None:
             config = target.resolve(reference.variant, profile).model_dump(mode="json")
-            chance, chance_text = target.kind.learning.chance(config), "chance: a uniform guess (records not here)"
-        if reference.accuracy <= chance:
+            chance = target.kind.learning.chance(config)
+            chance_text = f"chance: a uniform guess (records not here), {chance:.3g}%"
+        per_seed = measured.seeds or ((measured.accuracy, chance),)
+        if reference.accuracy <= max(c for _, c in per_seed):
             return None, f"no learning level: the paper's {reference.accuracy:g}% is not above chance ({chance:.3g}%)"
-        fraction = (measured.accuracy - chance) / (reference.accuracy - chance)
+        fraction = statistics.fmean((a - c) / (reference.accuracy - c) for a, c in per_seed)
+        if measured.seeds:
+            low, high = min(c for _, c in per_seed), max(c for _, c in per_seed)
+            chance_text = (f"chance: each seed's most frequent test label, {low:.3g}–{high:.3g}% (its test split "
+                           "is drawn per seed), so the mean of the seeds' own levels")
         best = "" if measured.best is None else f" (its best evaluation {measured.best:.1f}%)"
         return fraction, (f"learning level {fraction:.2f}: {label} {measured.accuracy:.1f}%{best} against the "
-                          f"paper's {reference.accuracy:g}% ({reference.source}; {chance_text}, {chance:.3g}%)")
+                          f"paper's {reference.accuracy:g}% ({reference.source}; {chance_text})")
 
     def level(self, verdict) -> Level:
         """The verdict's group and level (whose a FAIL is comes later, from every verdict's level:
