@@ -218,3 +218,11 @@ def test_a_correlation_plan_s_size_is_the_fewest_seeds_its_simulated_test_passes
     assert chance(needed) >= 0.8 > chance(needed - 1)
     on_the_edge = decided_chance(expectation, obs, -0.845, plan.power.sd, 20, 0, needed)
     assert on_the_edge < 0.5, "a truth on the range's edge passes no more often than a coin"
+
+
+def test_a_reading_added_beside_the_verdict_keeps_the_hypothesis_a_changed_range_does_not() -> None:
+    from harness.schema.expectations.between import Between
+    registered = Between(between=(-0.845, -0.715)).hypothesis()
+    assert Between(between=(-0.845, -0.715), span_of_runs=6).hypothesis() == registered
+    assert Between(between=(-0.845, -0.70)).hypothesis() != registered
+    assert Between(between=(-0.845, -0.715), of="every_seed").hypothesis() != registered

@@ -127,7 +127,7 @@ def expectation_of(loaded: LoadedClaim, profile: str) -> dict:
     expectation = loaded.claim.expect.get(profile)
     if expectation is None or expectation.skips:
         raise PlanError(f"{_where(loaded, profile)}: claim {loaded.id} states no test at profile {profile!r}")
-    return json.loads(expectation.model_dump_json(exclude_defaults=False))
+    return expectation.hypothesis()
 
 
 def _where(loaded: LoadedClaim, profile: str) -> str:

@@ -33,10 +33,18 @@ class ExpectationBase(StrictModel):
     doc: ClassVar[str]
     """Its line in docs/claims.md."""
 
+    readings: ClassVar[frozenset[str]] = frozenset()
+    """Fields that add a reading beside the verdict and leave its test as it is (`hypothesis` leaves them out)."""
+
     @property
     def skips(self) -> bool:
         """No test at this profile (`skip`): the verdict is SKIPPED with its reason."""
         return False
+
+    def hypothesis(self) -> dict:
+        """What its test decides, as plain values: every field but its `readings` (a confirmatory plan registers
+        it, and a later expectation with another hypothesis is a new claim)."""
+        return self.model_dump(mode="json", exclude=set(self.readings))
 
     def at_level(self, level: float | None = None) -> ExpectationBase:
         """This expectation with its test at `level`; by default at the level of a verdict on a profile's

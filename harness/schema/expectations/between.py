@@ -25,6 +25,7 @@ class Between(ValueTest):
         "2/(K + 1) (`harness.statistics.spans`).")
     """Its line in docs/claims.md."""
 
+    readings: ClassVar[frozenset[str]] = frozenset({"span_of_runs"})
     between: tuple[float, float]
     span_of_runs: int | None = Field(default=None, ge=2, le=MAX_SEEDS)
     """Where the range is the span of the paper's own runs: how many runs it spans."""
