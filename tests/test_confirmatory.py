@@ -182,7 +182,8 @@ def test_the_report_shows_each_plan_on_its_own_line_apart_from_the_looks_and_the
     for reading in readings:
         line = next(line for line in lines if f"`{reading.plan.claim}`" in line)
         assert ("not run" in line and reading.plan.undecidable in line) if not reading.plan.decidable else \
-            ("pending (3 of 26 seeds run)" in line and f"{len(reading.plan.seeds)} fresh seeds" in line)
+            ("pending (3 of 26 seeds run)" in line and f"{len(reading.plan.seeds)} fresh seeds" in line
+             and "hours of one thread" in line)
     assert lines[-2] == "- refused: records/confirmatory/x.json: its digest does not match"
     section = "\n".join(shown.section(readings, []))
     assert all(r.plan.power.source in section and r.plan.analysis in section for r in readings)

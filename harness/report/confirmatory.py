@@ -15,13 +15,22 @@ def _status(reading: Reading) -> str:
     return f"**{reading.status}**"
 
 
+def _effect(reading: Reading) -> str:
+    power = reading.plan.power
+    if power.test.startswith("paired"):
+        return f"a mean difference of {power.effect:.3g} (SD {power.sd:.3g} over seeds)"
+    return f"a pooled r of {power.effect:.3g} (τ {power.sd:.3g} in Fisher z between seeds)"
+
+
 def _plan_text(reading: Reading) -> str:
-    plan, power = reading.plan, reading.plan.power
-    size = (f"{len(plan.seeds)} fresh seeds ({plan.seeds[0]}–{plan.seeds[-1]})" if plan.seeds
-            else plan.undecidable)
-    return (f"{plan.hypothesis} at `{plan.profile}`, α = {plan.alpha:g}: {size}; {power.target:.0%} power at an "
-            f"effect of {power.effect:.3g} (SD {power.sd:.3g}), {power.seeds_needed or 'over 1000'} seeds needed, "
-            f"{plan.budget.affordable_seeds} affordable in {plan.budget.thread_hours:g} hours of one thread")
+    plan = reading.plan
+    head = f"{plan.hypothesis} at `{plan.profile}`, α = {plan.alpha:g}"
+    if not plan.seeds:
+        return f"{head}: {plan.undecidable} (stated effect: {_effect(reading)})"
+    hours = len(plan.seeds) * plan.budget.seconds_per_seed / 3600
+    return (f"{head}: {len(plan.seeds)} fresh seeds ({plan.seeds[0]}–{plan.seeds[-1]}) for {plan.power.target:.0%} "
+            f"power at {_effect(reading)}; about {hours:.1f} hours of one thread ({plan.budget.affordable_seeds} "
+            f"seeds affordable in {plan.budget.thread_hours:g} hours)")
 
 
 def digest_lines(readings: list[Reading], refused: list[str]) -> list[str]:
