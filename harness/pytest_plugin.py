@@ -187,10 +187,29 @@ def _verdicts(item: ClaimItem) -> dict[tuple[str, str], Verdict]:
         claims, console = _session_claims(item), _session_console(item.config)
         console.print(f"fedclaims: verifying {len(claims)} claim{'s' if len(claims) != 1 else ''} of {item.root} "
                       f"at {', '.join(_profiles(item.config))}; a line per finished run")
+        state[("sample", item.root)] = _retrained_sample(item, console)
         outcome = verify(_settings(item), profiles=_profiles(item.config), claim_ids=claims, console=console)
         console.print(f"fedclaims: {outcome.execution.text()}")
         state[key] = {(v.claim, v.profile): v for v in outcome.verdicts}
     return state[key]
+
+
+def _retrained_sample(item: ClaimItem, console) -> dict[str, str]:
+    """At smoke, with the committed records read, one golden run of every experiment the session's claims read
+    is retrained first (`harness.running.sample`), so the claims read it from the store instead of its committed
+    record; the experiments whose sample differs from its record, each with why."""
+    settings = _settings(item)
+    if "smoke" not in _profiles(item.config) or not settings.committed_records:
+        return {}
+    from harness.running import sample
+    from harness.running.bundle import store_for
+    catalog, claims = _catalog(item.config, item.root), set(_session_claims(item))
+    experiments = sorted({loaded.claim.experiment for loaded in catalog.claims if loaded.id in claims})
+    outcomes = sample.retrain(catalog, settings, store_for(settings), console, experiments)
+    console.print(f"fedclaims: retrained a sample of {len(outcomes)} committed run{'s' if len(outcomes) != 1 else ''} "
+                  "(seed 0 of one variant of every experiment the claims read) and compared each with its record: "
+                  + ("; ".join(f"{o.run} {o.state}" for o in outcomes) or "none"))
+    return {o.request.experiment: o.text() for o in outcomes if o.failed}
 
 
 class _TerminalLines(io.TextIOBase):
@@ -275,6 +294,10 @@ class ClaimItem(pytest.Item):
         verdict = self.verdict
         assert verdict is not None  # setup() set it
         self.user_properties.append(("verdict", verdict.status))
+        differing = self.config.stash[_STATE_KEY].get(("sample", self.root), {})
+        moved = differing and differing.get(_catalog(self.config, self.root).claim(self.claim_id).claim.experiment)
+        if moved:
+            raise ClaimFailure(f"its experiment's retrained sample differs from the committed record: {moved}")
         if self.config.getoption("--claims-against"):
             change = _against(self).claims.get(self.claim_id)
             if change is not None and change.moved:
