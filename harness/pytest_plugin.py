@@ -208,8 +208,14 @@ def _retrained_sample(item: ClaimItem, console) -> dict[str, str]:
     outcomes = sample.retrain(catalog, settings, store_for(settings), console, experiments)
     console.print(f"fedclaims: retrained a sample of {len(outcomes)} committed run{'s' if len(outcomes) != 1 else ''} "
                   "(seed 0 of one variant of every experiment the claims read) and compared each with its record: "
-                  + ("; ".join(f"{o.run} {o.state}" for o in outcomes) or "none"))
+                  + ("; ".join(map(_sample_text, outcomes)) or "none"))
     return {o.request.experiment: o.text() for o in outcomes if o.failed}
+
+
+def _sample_text(outcome) -> str:
+    """A sample run's outcome, with the numerics it was compared across where they are not its record's."""
+    across = [d.split(":")[0] for d in outcome.details if d.startswith("made under numerics")]
+    return f"{outcome.run} {outcome.state}" + (f" ({across[0]})" if across else "")
 
 
 class _TerminalLines(io.TextIOBase):

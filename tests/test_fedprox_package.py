@@ -20,6 +20,8 @@ import json, sys
 from harness.loading.catalog import load_project
 from harness.running.planning import plan
 from harness.settings import Settings
+
+pytestmark = pytest.mark.integration
 settings = Settings.from_env(sys.argv[1], store_dir=sys.argv[2])
 catalog = load_project(settings)
 claims = [c for c in catalog.claims if c.paper in sys.argv[3].split(",")]

@@ -24,6 +24,8 @@ def _docs_objective() -> str:
 COUNTED = """
 import os
 
+pytestmark = pytest.mark.integration
+
 
 class Counted(Damped):
     def train(self, client, *arguments):

@@ -37,6 +37,8 @@ from pydantic import BaseModel, ConfigDict
 
 from fedclaims import ExtensionMetric, Metric
 
+pytestmark = pytest.mark.integration
+
 
 class WidthArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
