@@ -12,7 +12,9 @@ relative to the rootdir (`../site-packages/<package>/claims/<file>.yaml::...`) f
 it will run (pytest's own count leaves out the installed papers' items, which join after it). The first claim
 item verifies every collected claim of its project at once (one plan, one execution): the plugin says so, then
 prints a line per finished run, as `fedclaims verify` does when its stderr is not a terminal, and the runs'
-summary.
+summary. At smoke, with the committed records read, it first retrains one golden run of every experiment the
+claims read (`harness.running.sample`) and compares it with its committed record: a sample that differs fails
+its experiment's claim items.
 
 Options: --claims-profile (default smoke), --claims-baseline (default baselines/<profile>.json when it
 exists; 'none' disables), --claims-workers, --claims-store. Outcomes: PASS passes, FAIL fails with the
@@ -190,6 +192,9 @@ def _verdicts(item: ClaimItem) -> dict[tuple[str, str], Verdict]:
         state[("sample", item.root)] = _retrained_sample(item, console)
         outcome = verify(_settings(item), profiles=_profiles(item.config), claim_ids=claims, console=console)
         console.print(f"fedclaims: {outcome.execution.text()}")
+        if outcome.execution.ran and _settings(item).committed_records:
+            console.print(f"fedclaims: {outcome.execution.ran} run(s) retrained: no committed record holds their key "
+                          "today (a change re-keyed them, or they were never committed)")
         state[key] = {(v.claim, v.profile): v for v in outcome.verdicts}
     return state[key]
 
