@@ -40,8 +40,8 @@ def test_the_sample_is_the_cheapest_committed_golden_run_of_every_experiment(cat
 
 def test_a_sample_is_retrained_into_the_store_and_compared_with_its_record(catalog, reading_records) -> None:
     store = store_for(reading_records)
-    (outcome,) = sample.retrain(catalog, reading_records, store, experiments=[ANALYTIC])
-    assert outcome.state == "same numbers", outcome.text()
+    (outcome,), ran = sample.retrain(catalog, reading_records, store, experiments=[ANALYTIC])
+    assert outcome.state == "same numbers" and ran == 1, outcome.text()
     assert store.path(outcome.request.key).is_file(), "retrained into the store's own folder"
 
 
@@ -53,6 +53,6 @@ def test_a_sample_that_differs_from_its_record_is_named(catalog, reading_records
     assert record is not None
     record["result"]["cap_reached_at"] += 1e-9
     store.put(record)
-    (outcome,) = sample.retrain(catalog, reading_records, store, experiments=[ANALYTIC])
-    assert outcome.failed and outcome.state == "moved", outcome.text()
+    (outcome,), ran = sample.retrain(catalog, reading_records, store, experiments=[ANALYTIC])
+    assert ran == 0 and outcome.failed and outcome.state == "moved", outcome.text()
     assert "cap_reached_at" in outcome.text()

@@ -46,12 +46,13 @@ def sample_requests(catalog: Catalog, settings: Settings, store: ResultStore,
 
 
 def retrain(catalog: Catalog, settings: Settings, store: ResultStore, console: Console | None = None,
-            experiments: list[str] | None = None) -> list[golden.Outcome]:
+            experiments: list[str] | None = None) -> tuple[list[golden.Outcome], int]:
     """Run the sample into the store's own folder (where it has no record of its own there) and compare each run
-    with its committed record (`store` reads both: its own first)."""
+    with its committed record (`store` reads both: its own first); the outcomes, and how many ran now."""
     requests = sample_requests(catalog, settings, store, experiments)
     own = ResultStore(store.root)
-    execute([request for request in requests if own.get(request.key) is None], own, settings, console)
+    todo = [request for request in requests if own.get(request.key) is None]
+    execute(todo, own, settings, console)
     bundle = store.bundle
     arguments = {request.experiment: claimed_arguments(catalog.select(), request.experiment)
                  for request in requests}
@@ -61,7 +62,7 @@ def retrain(catalog: Catalog, settings: Settings, store: ResultStore, console: C
         outcome = golden.compared(f"{request.experiment}/{request.variant}", request, committed, own.get(request.key),
                                   catalog, arguments[request.experiment], settings)
         outcomes.append(_nothing_compared(outcome))
-    return outcomes
+    return outcomes, len(todo)
 
 
 def _nothing_compared(outcome: golden.Outcome) -> golden.Outcome:
