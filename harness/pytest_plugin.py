@@ -212,8 +212,9 @@ def _retrained_sample(item: ClaimItem, console) -> dict[str, str]:
     experiments = sorted({loaded.claim.experiment for loaded in catalog.claims if loaded.id in claims})
     outcomes, ran = sample.retrain(catalog, settings, store_for(settings), console, experiments)
     console.print(f"fedclaims: retrained a sample of {len(outcomes)} committed run{'s' if len(outcomes) != 1 else ''} "
-                  f"(seed 0 of one variant of every experiment the claims read; {ran} now, the rest by an earlier "
-                  "session into this store) and compared each with its record: "
+                  f"(seed 0 of one variant of every experiment the claims read; {ran} now"
+                  + (", the rest by an earlier session into this store" if ran < len(outcomes) else "")
+                  + ") and compared each with its record: "
                   + ("; ".join(map(_sample_text, outcomes)) or "none"))
     return {o.request.experiment: o.text() for o in outcomes if o.failed}
 

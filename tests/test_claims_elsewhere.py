@@ -19,7 +19,8 @@ from harness.numerics import numerics, simulated_machine
 REPO = Path(__file__).resolve().parents[1]
 SELECTION = ["claims/hasfl.yaml", "-k", "cifar10 and random"]
 
-pytestmark = pytest.mark.skipif(not os.environ.get("FEDCLAIMS_DATA"), reason="FEDCLAIMS_DATA is not set")
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(not os.environ.get("FEDCLAIMS_DATA"), reason="FEDCLAIMS_DATA is not set")]
 
 
 def test_the_claims_pass_under_numerics_no_baseline_or_record_holds(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "examples" / "fedprox"
 PAPERS_IN_SCOPE = ("hasfl", "fedrolex", "fedhenet")
@@ -20,8 +22,6 @@ import json, sys
 from harness.loading.catalog import load_project
 from harness.running.planning import plan
 from harness.settings import Settings
-
-pytestmark = pytest.mark.integration
 settings = Settings.from_env(sys.argv[1], store_dir=sys.argv[2])
 catalog = load_project(settings)
 claims = [c for c in catalog.claims if c.paper in sys.argv[3].split(",")]
