@@ -19,6 +19,8 @@ from threadpoolctl import threadpool_limits
 
 from methods.federated import FederationResult, initial_params, run_federation
 
+pytestmark = pytest.mark.benchmarks
+
 GROUP = "FedAvg end to end: fedclaims vs Flower simulation"
 CORES = 1
 

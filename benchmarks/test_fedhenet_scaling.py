@@ -15,6 +15,8 @@ from threadpoolctl import threadpool_limits
 
 from methods.fedhenet.rolann import centralised_solution, client_statistics, merge, solve
 
+pytestmark = pytest.mark.benchmarks
+
 CLASSES = 10
 CLIENT_COUNTS = (10, 100, 500)
 

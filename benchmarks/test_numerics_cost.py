@@ -19,6 +19,8 @@ import pytest
 
 from harness.numerics import PIN_VARIABLES, numerics, simulated_machine
 
+pytestmark = pytest.mark.benchmarks
+
 CASES = ("smoke CNN 16-32-64", "char-LSTM 64")
 
 

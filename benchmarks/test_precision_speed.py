@@ -32,8 +32,9 @@ from methods.federated import run_federation
 from methods.federated.precision import bf16_hardware
 from methods.models.conv import ConvFamily
 
-pytestmark = pytest.mark.skipif(bf16_hardware(torch.device("cpu")) is None,
-                                reason="this CPU has neither AMX nor AVX512-BF16")
+pytestmark = [pytest.mark.benchmarks,
+              pytest.mark.skipif(bf16_hardware(torch.device("cpu")) is None,
+                                 reason="this CPU has neither AMX nor AVX512-BF16")]
 
 STEP = PlainSettings(epochs=1, batch_size=32, lr=0.01, momentum=0.9, weight_decay=1e-4, clip_norm=10.0)
 

@@ -43,6 +43,8 @@ from methods.models.conv import ConvFamily
 from methods.models.lstm import CharLSTMFamily
 from methods.models.slicing import SliceableFamily
 
+pytestmark = pytest.mark.benchmarks
+
 SEED = 0
 WIDTHS = (1.0, 0.5, 0.25)
 MATMUL_SIZE = 1024

@@ -17,6 +17,8 @@ import yaml
 from harness import cli
 from harness.schema.base import MAX_LISTED, MAX_SEEDS, MAX_STUDY_POINTS
 
+pytestmark = pytest.mark.benchmarks
+
 REPO = Path(__file__).resolve().parents[1]
 CLAIMS = 20
 

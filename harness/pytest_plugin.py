@@ -12,7 +12,9 @@ relative to the rootdir (`../site-packages/<package>/claims/<file>.yaml::...`) f
 it will run (pytest's own count leaves out the installed papers' items, which join after it). The first claim
 item verifies every collected claim of its project at once (one plan, one execution): the plugin says so, then
 prints a line per finished run, as `fedclaims verify` does when its stderr is not a terminal, and the runs'
-summary.
+summary. At smoke, with the committed records read, it first retrains one golden run of every experiment the
+claims read (`harness.running.sample`) and compares it with its committed record: a sample that differs fails
+its experiment's claim items.
 
 Options: --claims-profile (default smoke), --claims-baseline (default baselines/<profile>.json when it
 exists; 'none' disables), --claims-workers, --claims-store. Outcomes: PASS passes, FAIL fails with the
@@ -187,10 +189,40 @@ def _verdicts(item: ClaimItem) -> dict[tuple[str, str], Verdict]:
         claims, console = _session_claims(item), _session_console(item.config)
         console.print(f"fedclaims: verifying {len(claims)} claim{'s' if len(claims) != 1 else ''} of {item.root} "
                       f"at {', '.join(_profiles(item.config))}; a line per finished run")
+        state[("sample", item.root)] = _retrained_sample(item, console)
         outcome = verify(_settings(item), profiles=_profiles(item.config), claim_ids=claims, console=console)
         console.print(f"fedclaims: {outcome.execution.text()}")
+        if outcome.execution.ran and _settings(item).committed_records:
+            console.print(f"fedclaims: {outcome.execution.ran} run(s) retrained: no committed record holds their key "
+                          "today (a change re-keyed them, or they were never committed)")
         state[key] = {(v.claim, v.profile): v for v in outcome.verdicts}
     return state[key]
+
+
+def _retrained_sample(item: ClaimItem, console) -> dict[str, str]:
+    """At smoke, with the committed records read, one golden run of every experiment the session's claims read
+    is retrained first (`harness.running.sample`), so the claims read it from the store instead of its committed
+    record; the experiments whose sample differs from its record, each with why."""
+    settings = _settings(item)
+    if "smoke" not in _profiles(item.config) or not settings.committed_records:
+        return {}
+    from harness.running import sample
+    from harness.running.bundle import store_for
+    catalog, claims = _catalog(item.config, item.root), set(_session_claims(item))
+    experiments = sorted({loaded.claim.experiment for loaded in catalog.claims if loaded.id in claims})
+    outcomes, ran = sample.retrain(catalog, settings, store_for(settings), console, experiments)
+    console.print(f"fedclaims: retrained a sample of {len(outcomes)} committed run{'s' if len(outcomes) != 1 else ''} "
+                  f"(seed 0 of one variant of every experiment the claims read; {ran} now"
+                  + (", the rest by an earlier session into this store" if ran < len(outcomes) else "")
+                  + ") and compared each with its record: "
+                  + ("; ".join(map(_sample_text, outcomes)) or "none"))
+    return {o.request.experiment: o.text() for o in outcomes if o.failed}
+
+
+def _sample_text(outcome) -> str:
+    """A sample run's outcome, with the numerics it was compared across where they are not its record's."""
+    across = [d.split(":")[0] for d in outcome.details if d.startswith("made under numerics")]
+    return f"{outcome.run} {outcome.state}" + (f" ({across[0]})" if across else "")
 
 
 class _TerminalLines(io.TextIOBase):
@@ -275,6 +307,10 @@ class ClaimItem(pytest.Item):
         verdict = self.verdict
         assert verdict is not None  # setup() set it
         self.user_properties.append(("verdict", verdict.status))
+        differing = self.config.stash[_STATE_KEY].get(("sample", self.root), {})
+        moved = differing and differing.get(_catalog(self.config, self.root).claim(self.claim_id).claim.experiment)
+        if moved:
+            raise ClaimFailure(f"its experiment's retrained sample differs from the committed record: {moved}")
         if self.config.getoption("--claims-against"):
             change = _against(self).claims.get(self.claim_id)
             if change is not None and change.moved:

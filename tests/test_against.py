@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 CLAIMS = {
     "fedrolex.accuracy.low-heterogeneity-beats-dropout": "FedRolex, L=5 − Federated Dropout, L=5 (end_accuracy)",

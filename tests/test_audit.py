@@ -56,7 +56,8 @@ def audits(tmp_path_factory) -> dict:
             for name in ("CapacityEcho", "OracleSkew")}
 
 
-pytestmark = pytest.mark.skipif(not os.environ.get("FEDCLAIMS_DATA"), reason="FEDCLAIMS_DATA is not set")
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(not os.environ.get("FEDCLAIMS_DATA"), reason="FEDCLAIMS_DATA is not set")]
 
 
 def _validation(audit):

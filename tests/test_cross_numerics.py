@@ -22,7 +22,7 @@ import pytest
 from harness.numerics import simulated_machine
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 SELECTION = ("^(hasfl\\.alloc\\.cap-at-2\\.4-for-tier-1\\.0|hasfl\\.alloc\\.figure1-guarantee-keeps-full-width"
              "|hasfl\\.cost\\.quarter-width-parameters"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "examples" / "fedprox"
 PAPERS_IN_SCOPE = ("hasfl", "fedrolex", "fedhenet")

@@ -80,6 +80,7 @@ def test_static_extraction_that_rolls_fails_never_covers(claim: str, tmp_path: P
     assert _verdict(tmp_path, claim) == "FAIL"
 
 
+@pytest.mark.claims_cold
 @needs_data
 def test_a_uniform_sub_model_that_moves_leaves_nothing_untrained(tmp_path: Path, monkeypatch) -> None:
     """Uniform's half-width prefix replaced by a window that moves on at every extraction (at the same
@@ -94,6 +95,7 @@ def test_a_uniform_sub_model_that_moves_leaves_nothing_untrained(tmp_path: Path,
     assert _verdict(tmp_path, "hasfl.prop3.uniform-leaves-coordinates-untrained") == "FAIL"
 
 
+@pytest.mark.claims_cold
 @needs_data
 def test_cost_formulas_that_ignore_the_width_fail_the_cost_checks(tmp_path: Path, monkeypatch) -> None:
     """Two formulas broken in one verify (the claims share their runs); each breaks one claim's metric:
@@ -116,6 +118,7 @@ def test_cost_formulas_that_ignore_the_width_fail_the_cost_checks(tmp_path: Path
         "fedrolex.cost.communication-below-upper-bound": "FAIL", "fedrolex.cost.computation-below-upper-bound": "FAIL"}
 
 
+@pytest.mark.claims_cold
 @needs_data
 def test_a_coordinator_given_the_secret_key_and_a_second_round_fail(tmp_path: Path, monkeypatch) -> None:
     """Two breaks in one verify (the claims share their runs); each breaks one claim's quantity: the

@@ -10,6 +10,8 @@ import pytest
 
 from tests.test_installed_paper_pytest import _pytest, installed_package
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parents[1]
 ROUNDS, CLIENTS_PER_ROUND = 2, 2
 

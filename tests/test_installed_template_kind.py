@@ -16,6 +16,8 @@ import pytest
 from tests.test_docs_templates import INTERNAL, _imported_packages
 from tests.test_installed_paper_pytest import installed_package
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parents[1]
 
 

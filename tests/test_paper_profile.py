@@ -36,6 +36,7 @@ def trials(settings, tmp_path_factory) -> list[TrialOutcome]:
     return run_trials(catalog, "paper", settings, ResultStore(tmp_path_factory.mktemp("trials")))
 
 
+@pytest.mark.integration
 def test_every_paper_run_trains_one_round_or_names_what_is_missing(trials) -> None:
     failed = [f"{o.label}: {o.detail}" for o in trials if o.status not in ("ok", "unavailable")]
     assert not failed, "paper-profile runs that fail at their first round:\n" + "\n".join(failed)
@@ -47,6 +48,7 @@ def test_every_paper_run_trains_one_round_or_names_what_is_missing(trials) -> No
                       f"tried here, for lack of: {'; '.join(missing)}", stacklevel=1)
 
 
+@pytest.mark.integration
 def test_every_paper_record_is_valid_and_its_loss_finite(trials) -> None:
     for outcome in trials:
         if outcome.status != "ok":

@@ -20,6 +20,8 @@ from harness.running.planning import plan
 from harness.running.store import ResultStore
 from harness.settings import Settings
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parents[1]
 PATTERN = "hasfl.alloc.*"  # six analytic runs of well under a second each
 

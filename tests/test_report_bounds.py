@@ -126,6 +126,7 @@ def rendered(tmp_path_factory) -> dict[Path, str]:
     return render(outcome, settings, folder / "REPORT.md", folder / "figures")
 
 
+@pytest.mark.integration
 def test_every_bound_shown_is_the_tested_one(rendered) -> None:
     report = next(text for path, text in rendered.items() if path.name == "REPORT.md")
     assert finding_problems(report) == [] and digest_problems(report) == []
@@ -134,6 +135,7 @@ def test_every_bound_shown_is_the_tested_one(rendered) -> None:
             assert detail_problems(text, ["smoke", "standard", "learning", "paper"]) == [], path.name
 
 
+@pytest.mark.integration
 def test_the_checker_catches_a_paper_bound_shown_as_tested(rendered) -> None:
     report = next(text for path, text in rendered.items() if path.name == "REPORT.md")
     energy = "fedhenet.energy.about-70-percent-saved"
@@ -155,6 +157,7 @@ def test_the_committed_report_shows_only_tested_bounds() -> None:
         assert detail_problems(detail, ["smoke", "standard", "learning", "paper"]) == [], paper
 
 
+@pytest.mark.integration
 def test_each_paper_page_lists_what_it_does_not_check(rendered) -> None:
     report = next(text for path, text in rendered.items() if path.name == "REPORT.md")
     for paper, claim_file in CATALOG.papers.items():
@@ -191,11 +194,13 @@ def first_screen_problems(text: str) -> list[str]:
     return problems
 
 
+@pytest.mark.integration
 def test_the_first_screen_reads(rendered) -> None:
     report = next(text for path, text in rendered.items() if path.name == "REPORT.md")
     assert first_screen_problems(report) == []
 
 
+@pytest.mark.integration
 def test_the_first_screen_check_catches_a_long_header_and_an_old_word(rendered) -> None:
     report = next(text for path, text in rendered.items() if path.name == "REPORT.md")
     lines = report.splitlines()

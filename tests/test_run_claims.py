@@ -209,6 +209,7 @@ def test_a_run_stored_between_planning_and_claiming_is_not_run_again(catalog, se
     assert (summary.ran, summary.reused, summary.run_elsewhere) == (len(requests) - 2, 2, 2)
 
 
+@pytest.mark.integration
 def test_the_ray_driver_holds_the_locks_and_waits_for_a_held_run(catalog, settings) -> None:
     ray = pytest.importorskip("ray")
     from harness.running import ray_executor

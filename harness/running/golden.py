@@ -80,7 +80,8 @@ class Outcome:
     run: str
     request: RunRequest
     state: str
-    """'unchanged', 'same numbers', 'rekeyed', 'moved', 'not run' or 'no data' (its data set is not here)."""
+    """'unchanged', 'same numbers', 'rekeyed', 'moved', 'not run', 'no data' (its data set is not here) or
+    'nothing to compare' (its kind declares no metric a seed fixes: `harness.running.sample` only)."""
     details: list[str] = field(default_factory=list)
 
     @property
@@ -93,7 +94,8 @@ class Outcome:
                            "re-record the golden set with `fedclaims golden record`",
                 "moved": "code changed and a number moved: bump the version or revert",
                 "not run": "could not be re-run",
-                "no data": "not checked: its data set is not on this machine"}[self.state]
+                "no data": "not checked: its data set is not on this machine",
+                "nothing to compare": "not compared: its kind declares no metric a seed fixes"}[self.state]
         return "\n".join([f"{self.run}: {head}", *(f"  {line}" for line in self.details[:8])])
 
 
@@ -147,13 +149,15 @@ def check(catalog: Catalog, settings: Settings, store: ResultStore, console: Con
         execute([request for _, request in rerun], scratch, settings, console)
         arguments = {name: claimed_arguments(catalog.select(), name) for name in catalog.specs}
         for run, request in rerun:
-            outcomes.append(_compared(run, request, store.get(request.key), scratch.get(request.key),
+            outcomes.append(compared(run, request, store.get(request.key), scratch.get(request.key),
                                       catalog, arguments[request.experiment], settings))
     return outcomes
 
 
-def _compared(run: str, request: RunRequest, golden: dict[str, Any] | None, new: dict[str, Any] | None,
+def compared(run: str, request: RunRequest, golden: dict[str, Any] | None, new: dict[str, Any] | None,
               catalog: Catalog, arguments: dict[str, list[dict]], settings: Settings) -> Outcome:
+    """A re-run (`new`) against its golden record: bit for bit where this machine's numerics are the record's,
+    its numerics-invariant metrics only otherwise."""
     if golden is None:
         return Outcome(run, request, "not run", ["no golden record under its key in records/"])
     if new is None or new["status"] != "ok":

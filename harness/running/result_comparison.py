@@ -14,6 +14,8 @@ from harness.kinds.base import ExperimentKind
 from harness.loading.loaded import LoadedClaim
 from harness.running.store import canonical
 
+NOTHING_TO_COMPARE = "nothing to compare"
+
 
 def claimed_arguments(claims: list[LoadedClaim], experiment: str) -> dict[str, list[dict]]:
     """The arguments the claims on `experiment` give each metric they read."""
@@ -50,7 +52,7 @@ def differences(kind: ExperimentKind, arguments: dict[str, list[dict]], old: dic
     for name, quantity in sorted(kind.client_quantities.items()):
         compared += 1
         found += _differs(f"client quantity {name}", _value(quantity.compute, old), _value(quantity.compute, new))
-    return found if compared else [f"nothing to compare: kind {kind.name} declares no metric a re-run could check"]
+    return found if compared else [f"{NOTHING_TO_COMPARE}: kind {kind.name} declares no metric a re-run could check"]
 
 
 def _argument_sets(model, claimed: list[dict]) -> list:
