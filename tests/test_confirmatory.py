@@ -181,12 +181,15 @@ def test_the_report_shows_each_plan_on_its_own_line_apart_from_the_looks_and_the
     lines = shown.digest_lines(readings, ["records/confirmatory/x.json: its digest does not match"])
     for reading in readings:
         line = next(line for line in lines if f"`{reading.plan.claim}`" in line)
-        assert ("not run" in line and reading.plan.undecidable in line) if not reading.plan.decidable else \
-            ("pending (3 of 26 seeds run)" in line and f"{len(reading.plan.seeds)} fresh seeds" in line
-             and "hours of one thread" in line)
+        affordable = f"{reading.plan.budget.affordable_seeds} affordable"
+        assert ("not run" in line and affordable in line) if not reading.plan.decidable else \
+            ("pending (3 of 26 seeds run)" in line and f"{len(reading.plan.seeds)} fresh seeds" in line)
+        assert len(line) <= 300, "a first-screen line of prose"
     assert lines[-2] == "- refused: records/confirmatory/x.json: its digest does not match"
     section = "\n".join(shown.section(readings, []))
     assert all(r.plan.power.source in section and r.plan.analysis in section for r in readings)
+    assert all(r.plan.undecidable in section for r in readings if not r.plan.decidable)
+    assert "hours of one thread" in section
     assert shown.digest_lines([], []) == [] and shown.section([], []) == []
 
 

@@ -15,22 +15,31 @@ def _status(reading: Reading) -> str:
     return f"**{reading.status}**"
 
 
-def _effect(reading: Reading) -> str:
+def _effect(reading: Reading, brief: bool = False) -> str:
     power = reading.plan.power
     if power.test.startswith("paired"):
-        return f"a mean difference of {power.effect:.3g} (SD {power.sd:.3g} over seeds)"
-    return f"a pooled r of {power.effect:.3g} (τ {power.sd:.3g} in Fisher z between seeds)"
+        return (f"a difference of {power.effect:.3g} (SD {power.sd:.3g})" if brief else
+                f"a mean difference of {power.effect:.3g} (SD {power.sd:.3g} over seeds)")
+    return (f"r = {power.effect:.3g} (τ {power.sd:.3g})" if brief else
+            f"a pooled r of {power.effect:.3g} (τ {power.sd:.3g} in Fisher z between seeds)")
 
 
-def _plan_text(reading: Reading) -> str:
+def _plan_text(reading: Reading, brief: bool = False) -> str:
+    """What the plan tests, on how many seeds and why; `brief`: the digest's one line."""
     plan = reading.plan
     head = f"{plan.hypothesis} at `{plan.profile}`, α = {plan.alpha:g}"
+    needed = plan.power.seeds_needed
+    if not plan.seeds and brief:
+        return (f"{head}: {needed or 'over 200'} seeds needed for {plan.power.target:.0%} power at "
+                f"{_effect(reading, brief)}, {plan.budget.affordable_seeds} affordable")
     if not plan.seeds:
         return f"{head}: {plan.undecidable} (stated effect: {_effect(reading)})"
+    seeds = f"{len(plan.seeds)} fresh seeds ({plan.seeds[0]}–{plan.seeds[-1]}) for {plan.power.target:.0%} power at"
+    if brief:
+        return f"{head}: {seeds} {_effect(reading, brief)}"
     hours = len(plan.seeds) * plan.budget.seconds_per_seed / 3600
-    return (f"{head}: {len(plan.seeds)} fresh seeds ({plan.seeds[0]}–{plan.seeds[-1]}) for {plan.power.target:.0%} "
-            f"power at {_effect(reading)}; about {hours:.1f} hours of one thread ({plan.budget.affordable_seeds} "
-            f"seeds affordable in {plan.budget.thread_hours:g} hours)")
+    return (f"{head}: {seeds} {_effect(reading)}; about {hours:.1f} hours of one thread "
+            f"({plan.budget.affordable_seeds} seeds affordable in {plan.budget.thread_hours:g} hours)")
 
 
 def digest_lines(readings: list[Reading], refused: list[str]) -> list[str]:
@@ -41,7 +50,7 @@ def digest_lines(readings: list[Reading], refused: list[str]) -> list[str]:
              f"[plans](#{SECTION})):", ""]
     for reading in readings:
         problems = f" — its evidence has {len(reading.problems)} problem(s)" if reading.problems else ""
-        lines.append(f"- `{reading.plan.claim}`: {_status(reading)}; {_plan_text(reading)}{problems}")
+        lines.append(f"- `{reading.plan.claim}`: {_status(reading)}; {_plan_text(reading, brief=True)}{problems}")
     lines += [f"- refused: {line}" for line in refused]
     return lines + [""]
 
