@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from harness.design.readings import DEFAULT_TAU
 from harness.loading.loaded import LoadedClaim
 from harness.schema.base import StrictModel
-from harness.schema.observations.correlation import CorrelationObservation
+from harness.schema.observations.base import Shape
 from harness.sequential.confirmatory_correlation import MAX_SIMULATED, TRIALS, decided_chance, seeds_for
 from harness.statistics.confirmatory_power import paired_t_power, paired_t_seeds
 from harness.statistics.correlation_estimates import Correlation, pooled_correlation
@@ -213,7 +213,7 @@ def stated_power(loaded: LoadedClaim, profile: str, exploratory: Verdict, seeds_
     """The power calculation of the claim's test at the exploratory effect, its power at n seeds, and the most
     seeds its search tries."""
     alpha = loaded.claim.alpha_at(profile)
-    if isinstance(loaded.claim.observe, CorrelationObservation):
+    if loaded.claim.observe.shape is Shape.CORRELATION:
         return (*correlation_power(loaded, profile, exploratory, seeds_read), MAX_SIMULATED)
     power = paired_power(paired_differences(exploratory), alpha, seeds_read)
     return power, lambda seeds: paired_t_power(power.effect / power.sd, seeds, alpha), PRACTICAL_UNITS
