@@ -54,8 +54,12 @@ def _before_reference(profile: str) -> dict:
     earlier = json.loads(BEFORE_REFERENCE.read_text(encoding="utf-8"))[profile]
     committed = baseline.load(ROOT / "baselines" / f"{profile}.json")
     added = {claim for claims in REENCODED_SINCE.values() for claim in claims}
-    assert set(earlier) - set(REENCODED_SINCE) == {c for c in committed["claims"] if c.startswith("fedrolex.")} - added
-    claims = {claim: entry for claim, entry in committed["claims"].items() if claim not in added}
+    untested = {claim for claim, entry in committed["claims"].items() if claim not in earlier
+                and entry["status"] == "SKIPPED" and entry["reason"].startswith("the claim states no expectation")}
+    """Claims added since that test nothing at this profile (FedRolex's -as-run claims: learning only)."""
+    assert set(earlier) - set(REENCODED_SINCE) == {c for c in committed["claims"] if c.startswith("fedrolex.")} \
+        - added - untested
+    claims = {claim: entry for claim, entry in committed["claims"].items() if claim not in added | untested}
     return {**committed, "claims": {**claims, **earlier}}
 
 
