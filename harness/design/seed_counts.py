@@ -16,11 +16,11 @@ def t_quantile(alpha: float, df: int | None) -> float:
     return float(scipy_stats.norm.isf(alpha) if df is None else scipy_stats.t.isf(alpha, df))
 
 
-def fewest_seeds(fits: Callable[[int], bool], start: int) -> int | None:
-    """The smallest n in [start, PRACTICAL_UNITS] at which `fits` holds (monotone in n)."""
-    if not fits(PRACTICAL_UNITS):
+def fewest_seeds(fits: Callable[[int], bool], start: int, limit: int = PRACTICAL_UNITS) -> int | None:
+    """The smallest n in [start, limit] at which `fits` holds (monotone in n)."""
+    if not fits(limit):
         return None
-    low, high = start - 1, PRACTICAL_UNITS
+    low, high = start - 1, limit
     while high - low > 1:
         middle = (low + high) // 2
         low, high = (low, middle) if fits(middle) else (middle, high)

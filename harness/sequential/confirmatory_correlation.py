@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
+from harness.design.seed_counts import fewest_seeds
 from harness.statistics.correlation_estimates import Correlation
 from harness.statistics.outcome import FAIL, PASS
-from harness.statistics.power import PRACTICAL_UNITS
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import evaluate
 
@@ -49,13 +49,5 @@ def decided_chance(expectation, obs, rho: float, tau: float, clients: int, contr
 def seeds_for(expectation, obs, rho: float, tau: float, clients: int, controls: int, target: float) -> int | None:
     """The fewest seeds (≤ MAX_SIMULATED) at which `decided_chance` reaches `target`, by bisection (the chance
     grows with seeds); None where MAX_SIMULATED do not reach it."""
-    def reaches(seeds: int) -> bool:
-        return decided_chance(expectation, obs, rho, tau, clients, controls, seeds) >= target
-    limit = min(MAX_SIMULATED, PRACTICAL_UNITS)
-    if not reaches(limit):
-        return None
-    low, high = 2, limit
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if reaches(middle) else (middle, high)
-    return high if not reaches(low) else low
+    return fewest_seeds(lambda seeds: decided_chance(expectation, obs, rho, tau, clients, controls, seeds) >= target,
+                        2, MAX_SIMULATED)

@@ -5,7 +5,7 @@ import math
 
 from scipy import stats
 
-from harness.statistics.power import PRACTICAL_UNITS
+from harness.statistics.power import smallest_units
 
 
 def paired_t_power(effect_sd: float, seeds: int, alpha: float) -> float:
@@ -25,10 +25,4 @@ def paired_t_seeds(effect_sd: float, alpha: float, target: float) -> int | None:
         return None
     if math.isinf(effect_sd):
         return 2
-    if paired_t_power(effect_sd, PRACTICAL_UNITS, alpha) < target:
-        return None
-    low, high = 1, PRACTICAL_UNITS
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if paired_t_power(effect_sd, middle, alpha) >= target else (middle, high)
-    return high
+    return smallest_units(lambda seeds: paired_t_power(effect_sd, seeds, alpha) >= target)

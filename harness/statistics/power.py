@@ -149,7 +149,7 @@ def _inclusion_probability(low_distance: float, high_distance: float, sd: float,
     return np.maximum(0.0, each[0] + each[1] - 1.0)
 
 
-def _smallest_units(enough) -> int | None:
+def smallest_units(enough) -> int | None:
     """The smallest number of units in [2, PRACTICAL_UNITS] for which `enough` holds (monotone in it)."""
     if not enough(PRACTICAL_UNITS):
         return None
@@ -213,7 +213,7 @@ def inclusion_power(estimate: float, sd: float, low: float, high: float, have: i
         if needed is None:
             note += f"; the observed effect is too small for {PRACTICAL_UNITS} {unit}"
         return Power(unit, have, detectable, needed, note)
-    needed = _smallest_units(lambda units: _inclusion_probability(estimate - low, high - estimate, sd, units, alpha,
+    needed = smallest_units(lambda units: _inclusion_probability(estimate - low, high - estimate, sd, units, alpha,
                                                                   t_based) >= POWER)
     note = "" if needed is not None else f"the observed effect is too small for {PRACTICAL_UNITS} {unit}"
     if detectable is None:
