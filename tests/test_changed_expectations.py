@@ -248,3 +248,20 @@ def test_the_sequential_sections_row_says_where_its_looks_do_not_record_the_chan
     (row,) = [line for line in render(data, lambda entry: stale) if "`syn.shifty`" in line]
     assert f"| {stale} " in row
     assert not [line for line in render(data) if stale in line]
+
+
+def test_a_changed_span_claim_reads_the_span_on_every_seed_and_can_only_contradict_it(project) -> None:
+    """The span reading of an expectation changed after its seeds were seen reads those seeds too: it can
+    FAIL the paper's span, never PASS the claim (the verdict itself waits for fresh seeds)."""
+    settings = _settings(project)
+    (project / "specs" / "noise.yaml").write_text(SPEC.replace("seeds: [0, 1, 2]", "seeds: [0, 1, 2, 3, 4, 5]"))
+    change = CHANGE.replace("seen: {smoke: [0, 1, 2]}", "seen: {smoke: [0, 1, 2, 3, 4, 5]}")
+    _claims(project, "{between: [-2.0, 2.0], span_of_runs: 20}", change)
+    fixed = until_decided(settings, "smoke", console=_quiet()).tracks[0].fixed
+    assert fixed.status == INCONCLUSIVE
+    before, span = fixed.readings
+    assert before["kind"] == "before-change"
+    assert (span["kind"], span["seeds"], span["outside"]) == ("span-of-runs", [0, 1, 2, 3, 4, 5], [0, 1, 2])
+    assert "those run before the change included" in span["label"]
+    # Three of six outside a span of 20 runs (each outside with probability 2/21) contradicts it.
+    assert span["status"] == FAIL

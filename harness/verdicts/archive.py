@@ -367,6 +367,8 @@ def reverify(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archi
         seen = [seed for seed in seeds if seed in claim.seen_at(profile)]
         verdict.readings.append(changes.earlier_reading(
             lambda before, seeds: reverify(catalog, before, profile, archive, seeds), loaded, profile, change, seen))
+        verdict.readings += changes.span_on_every_seed(
+            lambda now, seeds: reverify(catalog, now, profile, archive, seeds), loaded, seeds)
         seeds = claim.fresh_seeds(profile, seeds)
         if not seeds:
             return changes.without_fresh_seeds(verdict, change, profile, seen)
@@ -380,7 +382,8 @@ def reverify(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archi
     verdict.numerics = list(archived.get("numerics") or [])
     verdict.family = claim.family or ""
     _record_decision(verdict, evaluate(expectation, claim.observe, observed))
-    verdict.readings += span_readings(expectation, observed)
+    if change is None:  # where it changed, the span is read on every seed (changes.span_on_every_seed)
+        verdict.readings += span_readings(expectation, observed)
     if change is not None:
         verdict.reason += changes.fresh_note(change, seeds, seen)
     return verdict

@@ -55,6 +55,20 @@ def earlier_reading(verify: Callable[..., Verdict], loaded: LoadedClaim, profile
             "text": old.reason if old else "no seed of the profile was run before the change"}
 
 
+def span_on_every_seed(verify: Callable[..., Verdict], loaded: LoadedClaim, seeds: list[int],
+                       **kwargs: Any) -> list[dict[str, Any]]:
+    """The span-of-runs readings of the expectation as it stands now, on every seed at hand, those run
+    before the change included. Such a reading can only contradict the paper's span (FAIL) or leave it
+    standing (INCONCLUSIVE), never PASS the claim, so seeds that shaped the change cannot make it win."""
+    unchanged = replace(loaded, claim=loaded.claim.model_copy(update={"changed": []}))
+    readings = [reading for reading in verify(unchanged, seeds=seeds, **kwargs).readings
+                if reading["kind"] == "span-of-runs"]
+    for reading in readings:
+        reading["label"] += (", on every seed, those run before the change included (it can only "
+                             "contradict the span, never PASS the claim)")
+    return readings
+
+
 def numbers_on(numbers: dict[str, Any], seeds: list[int]) -> dict[str, Any]:
     """A verdict's per-series numbers kept to `seeds` (an archived observation read on fresh seeds)."""
     kept = {str(seed) for seed in seeds}

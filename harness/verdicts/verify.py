@@ -158,6 +158,9 @@ def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
         verdict.readings.append(changes.earlier_reading(
             lambda before, **kw: verify_claim(catalog, before, profile, lookup, missing_is_error, **kw),
             loaded, profile, change, seen, level=level))
+        verdict.readings += changes.span_on_every_seed(
+            lambda now, **kw: verify_claim(catalog, now, profile, lookup, missing_is_error, **kw),
+            loaded, seeds, level=level)
         seeds = claim.fresh_seeds(profile, seeds)
         if not seeds:
             return changes.without_fresh_seeds(verdict, change, profile, seen)
@@ -202,7 +205,8 @@ def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
     decision = evaluate(expectation, claim.observe, observed)
     verdict.family = claim.family or ""
     _record_decision(verdict, decision)
-    verdict.readings += span_readings(expectation, observed)
+    if change is None:  # where it changed, the span is read on every seed (changes.span_on_every_seed)
+        verdict.readings += span_readings(expectation, observed)
     if observed.notes:
         verdict.reason += f" [missing values treated as the metric defines: {'; '.join(observed.notes)}]"
     if len(verdict.numerics) > 1:
