@@ -11,7 +11,11 @@ from methods.models.slicing import SliceableFamily
 
 
 class ConvModel(BaseModel):
-    """HeteroFL's "Conv" family: 3x3 conv, BN, ReLU, 2x2 max-pool per hidden width."""
+    """HeteroFL's "Conv" family: 3x3 conv, BN, ReLU, 2x2 max-pool per hidden width.
+
+    ``width_scale`` multiplies every hidden width (rounded, at least 1), so that a study can move the
+    model's width along one numeric axis (`model.width_scale`); at its default, 1, it is left out of a
+    run's config, so no key changes."""
 
     model_config = ConfigDict(extra="forbid")
     arch: Literal["conv"]
@@ -19,6 +23,12 @@ class ConvModel(BaseModel):
     in_channels: int = Field(ge=1)
     num_classes: int = Field(ge=2)
     image_size: int = Field(ge=8)
+    width_scale: float = Field(1.0, gt=0, exclude_if=lambda value: value == 1.0)
+
+    @property
+    def widths(self) -> list[int]:
+        """The hidden widths the model is built with."""
+        return [max(1, round(width * self.width_scale)) for width in self.hidden]
 
 
 class PreResNet18Model(BaseModel):
@@ -54,7 +64,10 @@ def model_sources(config: ModelConfig) -> list[str]:
 
 
 def build_model_family(config: ConvModel | PreResNet18Model | CharLSTMModel) -> SliceableFamily:
-    if isinstance(config, ImageModel):
+    if isinstance(config, ConvModel):
+        return build_family(config.arch, in_channels=config.in_channels,
+                            num_classes=config.num_classes, hidden=config.widths)
+    if isinstance(config, PreResNet18Model):
         return build_family(config.arch, in_channels=config.in_channels,
                             num_classes=config.num_classes, hidden=list(config.hidden))
     return build_family("char_lstm", in_channels=None, num_classes=config.vocab_size,
