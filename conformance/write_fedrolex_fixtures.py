@@ -14,18 +14,28 @@ of its `combine`. The fixtures: the inputs (initial weights, rates, label split,
 updates in the reference's local order), and per run the units each client's sub-model kept in every layer
 and the global model after every round. `tests/test_fedrolex_conformance.py` holds `methods` to them.
 
+The draws, whose statistics the fixtures also hold (seeded: the same on every run): the reference's `dynamic`
+capacities (its `utils.process_control` parsing the README's FedRolex command, its server's `make_model_rate`
+redrawing every client's rate, `DYNAMIC_ROUNDS` rounds), tallied per rate and by whether a client's rate
+repeats the round before's; and its non-IID-L split (`data.non_iid`, L = 2 and 5, 100 clients,
+`SHARD_DRAWS` partitions of a label vector of uneven classes), tallied by the distinct labels a client holds
+and, per class, by the samples a holder holds (the shard sizes taken). `utils` and `data` are imported
+unchanged; the reference's `datasets` package (file readers) is stood in for by an empty module.
+
 Not run in CI (it needs the authors' checkout); its output, `conformance/fedrolex.json` and
 `conformance/fedrolex.npz` (numpy arrays, no pickle), is committed.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import importlib
 import json
 import subprocess
 import sys
 import types
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +55,17 @@ RUNS = (("rolling", "ResnetServerRoll", "avg"), ("rolling", "ResnetServerRoll", 
         ("rolling", "ResnetServerRoll", "updates"), ("rolling", "ResnetServerRoll", "updates_width"),
         ("static", "ResnetServerStatic", "avg"), ("random", "ResnetServerRandom", "avg"))
 OUT = Path(__file__).resolve().parent
+DYNAMIC_CONTROL = "1_100_0.1_non-iid-2_dynamic_a1-b1-c1-d1-e1_bn_1_1"
+"""The reference README's FedRolex CIFAR-10 command's `control_name`: 100 clients, capacities redrawn every
+round (`dynamic`) over the rates 1, 1/2, 1/4, 1/8, 1/16 in proportions 1:1:1:1:1."""
+DYNAMIC_ROUNDS = 1000
+SHARD_LABELS_PER_CLIENT = (2, 5)
+SHARD_CLIENTS = 100
+SHARD_CLASS_SIZES = tuple(1000 + 7 * c for c in range(NUM_CLASSES))
+"""Samples per class of the label vector the shards cut (class c first, then c + 1, ...): uneven, so most
+classes leave a remainder that the reference spreads over their first shards."""
+SHARD_DRAWS = 2000
+DRAW_SEED = 0
 
 
 def reference_names() -> dict[str, str]:
@@ -147,6 +168,90 @@ def run(server_module: types.ModuleType, cls: str, weighting: str, initial: dict
             arrays[f"{prefix}/global/r{t}/{back[name]}"] = tensor.numpy().astype(np.float32)
 
 
+def import_reference_draws(root: Path) -> tuple[types.ModuleType, types.ModuleType, dict]:
+    """`utils` and `data` from the checkout, unchanged, and the module-level `cfg` of its `config`, which both
+    read (`config` loads `config.yml` from the working directory, so it is imported there). The reference's
+    own `datasets` package (file readers needing `anytree`; `non_iid` calls none of them) is stood in for by
+    an empty module."""
+    stand_in, gld = types.ModuleType("datasets"), types.ModuleType("datasets.gld")
+    gld.GLD160 = None  # type: ignore[attr-defined]
+    sys.modules.update({"datasets": stand_in, "datasets.gld": gld})
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    with contextlib.chdir(root):
+        config = importlib.import_module("config")
+    utils, data = importlib.import_module("utils"), importlib.import_module("data")
+    for module in (config, utils, data):
+        if Path(str(module.__file__)).resolve().parent != root:
+            raise SystemExit(f"imported {module.__name__} from {module.__file__}, not from {root}")
+    return utils, data, config.cfg
+
+
+def dynamic_draws(server_module: types.ModuleType, utils: types.ModuleType, cfg: dict,
+                  initial: dict[str, torch.Tensor]) -> dict:
+    """The reference's capacities under `DYNAMIC_CONTROL`, as `process_control` parses it, redrawn by its
+    server's `make_model_rate` (what `distribute` calls every round) for `DYNAMIC_ROUNDS` rounds: how often
+    each rate was drawn over every (client, round), and how often a client's rate repeated the round
+    before's."""
+    cfg["control"] = dict(zip(cfg["control"], DYNAMIC_CONTROL.split("_")))
+    utils.process_control()
+    torch.manual_seed(DRAW_SEED)
+    names = reference_names()
+    server = server_module.ResnetServerRoll(Named({names[n]: t for n, t in initial.items()}), cfg["model_rate"],
+                                            {"label_split": {}}, cfg)
+    rates = np.asarray(cfg["model_rate"], dtype=np.float64)
+    drawn = []
+    for _ in range(DYNAMIC_ROUNDS):
+        server.make_model_rate()
+        drawn.append(np.searchsorted(-rates, -np.asarray(server.model_rate, dtype=np.float64)))
+    tiers = np.stack(drawn)
+    return {"control": DYNAMIC_CONTROL, "rates": rates.tolist(), "proportion": list(cfg["proportion"]),
+            "clients": int(cfg["num_users"]), "rounds": DYNAMIC_ROUNDS, "seed": DRAW_SEED,
+            **capacity_tally(tiers, len(rates))}
+
+
+def capacity_tally(tiers: np.ndarray, num_tiers: int) -> dict:
+    """Of a (rounds, clients) array of tier indices: draws per tier, and how many of the (client, round after
+    the first) draws repeat the client's tier of the round before."""
+    return {"counts": np.bincount(tiers.ravel(), minlength=num_tiers).tolist(),
+            "repeats": int((tiers[1:] == tiers[:-1]).sum()), "pairs": int(tiers[1:].size)}
+
+
+def shard_labels() -> np.ndarray:
+    return np.repeat(np.arange(NUM_CLASSES), SHARD_CLASS_SIZES)
+
+
+def shard_draws(data: types.ModuleType, cfg: dict) -> list[dict]:
+    """`SHARD_DRAWS` of the reference's `non_iid` split of `shard_labels()` among `SHARD_CLIENTS` clients,
+    for each L of `SHARD_LABELS_PER_CLIENT`, tallied by `shard_tally`."""
+    dataset = types.SimpleNamespace(target=shard_labels().tolist())
+    cfg["classes_size"] = NUM_CLASSES
+    found = []
+    for per_client in SHARD_LABELS_PER_CLIENT:
+        cfg["data_split_mode"] = f"non-iid-{per_client}"
+        torch.manual_seed(DRAW_SEED)
+        splits = (data.non_iid(dataset, SHARD_CLIENTS)[0] for _ in range(SHARD_DRAWS))
+        parts = ([np.asarray(split[client], dtype=np.int64) for client in range(SHARD_CLIENTS)] for split in splits)
+        found.append({"labels_per_client": per_client, "clients": SHARD_CLIENTS, "draws": SHARD_DRAWS,
+                      "seed": DRAW_SEED, **shard_tally(shard_labels(), parts, per_client)})
+    return found
+
+
+def shard_tally(labels: np.ndarray, draws: Iterable[list[np.ndarray]], per_client: int) -> dict:
+    """Over every (draw, client) of partitions of ``labels``: how many clients held 1, ..., ``per_client``
+    distinct labels (`held`), and, per class and number of its samples a holder held, how many holders
+    (`samples`: [class, samples, holders] rows): the shard sizes taken."""
+    held = np.zeros(per_client + 1, dtype=np.int64)
+    samples: dict[tuple[int, int], int] = {}
+    for parts in draws:
+        counts = np.stack([np.bincount(labels[part], minlength=NUM_CLASSES) for part in parts])
+        held += np.bincount((counts > 0).sum(axis=1), minlength=per_client + 1)[:per_client + 1]
+        classes, sizes = np.nonzero(counts)[1], counts[counts > 0]
+        for (cls, size), n in zip(*np.unique(np.stack([classes, sizes], axis=1), axis=0, return_counts=True)):
+            samples[(int(cls), int(size))] = samples.get((int(cls), int(size)), 0) + int(n)
+    return {"held": held[1:].tolist(), "samples": [[cls, size, n] for (cls, size), n in sorted(samples.items())]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", type=Path, help=f"a checkout of {REFERENCE_REPOSITORY} at {REFERENCE_COMMIT}")
@@ -164,27 +269,34 @@ def main() -> None:
         prefix = f"{mode}-{weighting}"
         run(server_module, cls, weighting, initial, deltas, arrays, prefix)
         runs.append({"prefix": prefix, "extraction": mode, "server": cls, "weighting": weighting})
+    utils, data, cfg = import_reference_draws(root)
+    draws = {"dynamic": dynamic_draws(server_module, utils, cfg, initial), "shards": shard_draws(data, cfg)}
     np.savez_compressed(OUT / "fedrolex.npz", **arrays)
-    (OUT / "fedrolex.json").write_text(json.dumps(_metadata(commit, runs), indent=1) + "\n", encoding="utf-8")
+    (OUT / "fedrolex.json").write_text(json.dumps(_metadata(commit, runs, draws), indent=1) + "\n",
+                                       encoding="utf-8")
 
 
-def _metadata(commit: str, runs: list[dict]) -> dict:
+def _metadata(commit: str, runs: list[dict], draws: dict) -> dict:
     return {
         "reference": {"repository": REFERENCE_REPOSITORY, "commit": commit, "imported": "resnet_server.py",
                       "written_by": "conformance/write_fedrolex_fixtures.py"},
         "covers": {
             "kind": "federated_training",
             "text": (f"conformance fixtures reproduce the authors' server (FedRolex resnet_server.py at "
-                     f"{REFERENCE_COMMIT}: extraction, aggregation) to float rounding; client training not covered"),
+                     f"{REFERENCE_COMMIT}: extraction, aggregation) to float rounding, and its dynamic capacities "
+                     f"and non-IID shards (resnet_server.py, data.py) in distribution; client training not covered"),
             "settings": {"federation.extraction": ["rolling", "prefix", "random"],
                          "federation.weighting": ["equal", "size"], "federation.label_split": [True],
-                         "federation.count_weighted": [True]}},
+                         "federation.count_weighted": [True], "federation.policy.name": ["dynamic"],
+                         "caps.assignment": ["equal_shares"], "data.partition.scheme": ["shards"],
+                         "data.partition.labels_per_client": list(SHARD_LABELS_PER_CLIENT)}},
         "model": {"arch": "conv", "hidden": list(HIDDEN), "in_channels": IN_CHANNELS, "num_classes": NUM_CLASSES},
         "rates": list(RATES), "labels": [list(labels) for labels in LABELS],
         "clients_per_round": [list(clients) for clients in CLIENTS_PER_ROUND],
         "weightings": {"avg": "equal", "width": "size", "updates": "update", "updates_width": "hybrid"},
         "extractions": {"rolling": "rolling", "static": "prefix", "random": "random"},
         "runs": runs,
+        "draws": draws,
         "arrays": ("fedrolex.npz: initial/<param>, update/r<t>/c<client>/<param> (the sub-model's shape, the "
                    "reference's local order), <run>/units/r<t>/c<client>/block<i> (the reference's kept units, "
                    "in its local order), <run>/global/r<t>/<param> (the reference's global model after round t)")}
