@@ -90,6 +90,7 @@ class VariantLevel:
     fraction: float | None = None
     """Its level; None where it was not measured or the paper's figure is not above chance."""
     text: str = ""
+    """How it was read, or why it gives no level."""
 
     @property
     def collapse(self) -> bool:
@@ -223,7 +224,9 @@ class LevelReader:
         if reference is None or target.kind.learning is None:
             return None, "no learning level: the spec declares no reference accuracy"
         read = self.variant_level(experiment, reference.variant, profile)
-        return (None, f"no learning level: {read.text}") if read.fraction is None else (read.fraction, read.text)
+        if read.fraction is None:
+            return None, f"no learning level: {read.text}"
+        return read.fraction, f"learning level {read.fraction:.2f}: {read.text}"
 
     def variant_level(self, experiment: str, variant: str, profile: str) -> VariantLevel:
         """The variant's level at the profile against its own paper figure, else the experiment's reference's
@@ -231,7 +234,9 @@ class LevelReader:
         target = self.catalog.specs[experiment]
         label = target.spec.variants[variant].label or variant
         paper, source, own = paper_figure(target, variant)
-        against = "its own paper figure" if own else "the experiment's reference figure"
+        reference = target.spec.reference
+        against = ("its own paper figure" if own else "its figure as the experiment's reference"
+                   if reference is not None and reference.variant == variant else "the experiment's reference figure")
         measured = self.measured.get((experiment, variant, profile))
         if measured is None:
             return VariantLevel(variant, label, paper, source, own,
@@ -254,8 +259,8 @@ class LevelReader:
                            "is drawn per seed), so the mean of the seeds' own levels")
         best = "" if measured.best is None else f" (its best evaluation {measured.best:.1f}%)"
         return VariantLevel(variant, label, paper, source, own, measured.accuracy, chance, measured.seeds, fraction, (
-            f"learning level {fraction:.2f}: {label} {measured.accuracy:.1f}%{best} against the paper's {paper:g}% "
-            f"({against}, {source}; {chance_text})"))
+            f"{label} {measured.accuracy:.1f}%{best} against the paper's {paper:g}% ({against}, {source}; "
+            f"{chance_text})"))
 
     def claim_learning(self, experiment: str, variants: list[str], profile: str
                        ) -> tuple[float | None, str, tuple[VariantLevel, ...]]:
@@ -272,12 +277,12 @@ class LevelReader:
         if unmeasured:
             return None, f"no learning level: {'; '.join(r.text for r in unmeasured)}", read
         skipped = "".join(f"; {r.text}" for r in read if r.collapse)
-        leveled = [r for r in read if r.fraction is not None]
+        leveled = [(r.fraction, r.text) for r in read if r.fraction is not None]
         if not leveled:
             return None, f"no learning level: {'; '.join(r.text for r in read)}", read
-        lowest = min(leveled, key=lambda r: r.fraction if r.fraction is not None else 0.0)
-        which = (f", the lowest of the {len(leveled)} variants it reads" if len(leveled) > 1 else "")
-        return lowest.fraction, f"{lowest.text}{which}{skipped}", read
+        fraction, text = min(leveled)
+        which = f" (the lowest of the {len(leveled)} variants it reads)" if len(leveled) > 1 else ""
+        return fraction, f"learning level {fraction:.2f}{which}: {text}{skipped}", read
 
     def level(self, verdict) -> Level:
         """The verdict's group and level (whose a FAIL is comes later, from every verdict's level:
