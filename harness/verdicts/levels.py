@@ -17,13 +17,14 @@ the profile leaves the verdict without a level. Each experiment's profile line q
 
 **Groups.** Every verdict falls in one:
 
-- `learned`: an empirical claim tested where the models reached at least `LEARNED` (half) of the
-  paper's gain over chance, on an effect no smaller than its metric's smallest effect of interest;
-- `weak`: an empirical claim tested where the models barely learn (level below `LEARNED`), or whose
+- `learned`: an empirical claim tested where every variant it reads reached at least `LEARNED` (half) of
+  the paper's gain over chance, on an effect no smaller than its metric's smallest effect of interest;
+- `weak`: an empirical claim tested where a variant it reads barely learns (level below `LEARNED`), or whose
   ordering rests on less than the smallest effect of interest: a PASS there is weak evidence and a
   FAIL cannot count as a non-reproduction by itself;
-- `unleveled`: an accuracy-dependent claim whose level could not be read (the spec declares no
-  reference, or its reference was not measured at the profile): neither learned nor weak;
+- `unleveled`: an accuracy-dependent claim whose level could not be read (a variant it reads has no paper
+  figure and the spec no reference, or was not measured at the profile, or every variant it reads is a
+  collapse the paper reports): neither learned nor weak;
 - `independent`: an empirical quantity that does not depend on how well the models learn (a
   coverage, the widths a policy allocated, an upload's size): no learning level applies;
 - `cost`: an empirical measurement of a real pipeline's cost (a time, an energy), where no
@@ -316,7 +317,7 @@ def paper_figure(target: LoadedSpec, variant: str) -> tuple[float, str, bool]:
 
 def _level_without_learning(claim, kind: ExperimentKind) -> Level | None:
     """The group of a claim whose verdicts read no learning level (by its role, its kind's evidence or its
-    metric); None for an accuracy-dependent claim, which reads its experiment's level."""
+    metric); None for an accuracy-dependent claim, which reads the lowest level of its variants."""
     role = getattr(claim, "role", "paper")
     if role == "diagnostic":
         return Level("diagnostic", text="a labelled measurement, not the paper's claim")
