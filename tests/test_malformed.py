@@ -220,6 +220,13 @@ CASES = [
     C("specs", "spec_string_inf_config.yaml",
       E("specs/spec_string_inf_config.yaml", 13, "variants.fast.config.federation.lr",
         "non-finite number inf", "(variant 'fast', profile 'smoke')")),
+    # --- a variant's paper figure ---------------------------------------------------------
+    C("specs", "spec_variant_paper_figure_above_100.yaml",
+      E("specs/spec_variant_paper_figure_above_100.yaml", 14, "variants.hasfl.paper.accuracy",
+        "less than or equal to 100")),
+    C("specs", "spec_variant_paper_figure_without_accuracy.yaml",
+      E("specs/spec_variant_paper_figure_without_accuracy.yaml", 10, "variants.conv.paper",
+        "kind 'submodel_cost' measures no accuracy to read a paper figure against")),
     # --- references to another variant's record ------------------------------------------
     C("specs", "spec_reference_unknown_variant.yaml",
       E("specs/spec_reference_unknown_variant.yaml", 15, "variants.random-budget.config.federation.policy.budget.match",

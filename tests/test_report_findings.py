@@ -39,7 +39,8 @@ def test_findings_group_verdicts_by_evidence_level() -> None:
     verdicts = [_verdict(ORDER, "standard", "FAIL", "FedRolex 17.3 < HeteroFL 20.9"),
                 _verdict(ABLATION, "standard", "INCONCLUSIVE"), _verdict(RULE, "standard", "PASS"),
                 _verdict(TABLE4, "standard", "PASS")]
-    learned = {("hasfl-cifar10", "hasfl", "standard"): Measured(60.0, 10.0)}  # (60 - 10) / (74.5 - 10) = 0.78
+    learned = {("hasfl-cifar10", "hasfl", "standard"): Measured(60.0, 10.0),  # (60 - 10) / (74.5 - 10) = 0.78
+               ("hasfl-cifar10", "hasfl-no-guarantee", "standard"): Measured(35.0, 10.0)}  # 25 / 30.4 = 0.82
     text = _findings(verdicts, ["standard"], learned)
     hasfl = text.split("### Capacity Confounds")[1]
     assert "where the models learn: 1 PASS, 1 INCONCLUSIVE" in hasfl, "the analytic rule is counted apart"
@@ -48,7 +49,7 @@ def test_findings_group_verdicts_by_evidence_level() -> None:
     assert "What this scale cannot decide" in hasfl and f"[`{ABLATION}`]" in hasfl
     fedrolex = text.split("### FedRolex")[1].split("###")[0]
     assert "Fails where no learning level could be read:" in fedrolex
-    assert "FedRolex 17.3 < HeteroFL 20.9" in fedrolex and "FedRolex, L=2, was not measured" in fedrolex
+    assert "FedRolex 17.3 < HeteroFL 20.9" in fedrolex and "FedRolex, L=2, which it reads, was not measured" in fedrolex
 
 
 def test_a_relation_tested_where_the_models_barely_learn_is_weak() -> None:

@@ -1,9 +1,10 @@
 """The first screen of REPORT.md says only what its evidence holds (issue 59): its counts recount from
 REPORT.json, implementation checks stay out of the central-claim tables, a PASS against a weaker bound than
-the paper's says so, the header names the commit whose code produced the verdicts and every profile
-REPORT.json holds, study points without records here say so rather than SKIPPED, and no line repeats the
-one before it. `screen_problems` reads a REPORT.md, its REPORT.json and its study pages; the committed
-files are checked by it, and forged copies show each check can fail."""
+the paper's says so, no verdict counts where the models learn while a variant it reads is below the level,
+the header names the commit whose code produced the verdicts and every profile REPORT.json holds, study
+points without records here say so rather than SKIPPED, and no line repeats the one before it.
+`screen_problems` reads a REPORT.md, its REPORT.json and its study pages; the committed files are checked by
+it, and forged copies show each check can fail."""
 from __future__ import annotations
 
 import json
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.loading.catalog import load_catalog
+from harness.verdicts.levels import LEARNED, paper_figure
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = load_catalog(ROOT / "claims", ROOT / "specs", ROOT)
@@ -162,6 +164,51 @@ def table_problems(text: str, report: dict) -> list[str]:
     return problems
 
 
+def _variant_levels(report: dict, verdict: dict) -> dict[str, float | None]:
+    """Each variant the verdict's claim reads, with its level recomputed from REPORT.json: from the seeds'
+    accuracy and chance and the paper figure its level records (`level.variants`), or, in a report from before
+    issue 59, from REPORT.json's mean accuracy and chance against the figure the catalog gives the variant. None:
+    no level (not measured, no chance recorded, or a paper figure not above chance)."""
+    claim = CATALOG.claim(verdict["claim"]).claim
+    recorded = {v["variant"]: v for v in verdict["level"].get("variants") or ()}
+    measured = {(a["variant"], a["profile"]): a for a in report["accuracies"] if a["experiment"] == claim.experiment}
+    levels: dict[str, float | None] = {}
+    for variant in claim.observe.variants:
+        if variant in recorded:
+            read = recorded[variant]
+            paper, seeds = read["paper"], read["seeds"] or [(read["accuracy"], read["chance"])]
+        else:
+            found = measured.get((variant, verdict["profile"]), {})
+            paper, seeds = paper_figure(CATALOG.specs[claim.experiment], variant)[0], [(found.get("mean"),
+                                                                                        found.get("chance"))]
+        known = all(a is not None and c is not None for a, c in seeds)
+        levels[variant] = (sum((a - c) / (paper - c) for a, c in seeds) / len(seeds)
+                           if known and paper > max(c for _, c in seeds) else None)
+    return levels
+
+
+def level_problems(report: dict) -> list[str]:
+    """No verdict counted where the models learn reads a variant below `LEARNED` or one without a level, and
+    every verdict's level is the lowest of its variants' levels as REPORT.json records them."""
+    problems = []
+    for verdict in report["verdicts"]:
+        level = verdict["level"]
+        if verdict["status"] == "SKIPPED" or level["fraction"] is None:
+            continue
+        where = f"{verdict['claim']} at {verdict['profile']}"
+        levels = _variant_levels(report, verdict)
+        low = [f"{v} at {f:.2f}" if f is not None else f"{v} without a level" for v, f in levels.items()
+               if f is None or f < LEARNED]
+        if level["group"] == "learned" and low:
+            problems.append(f"{where} counts where the models learn (level {level['fraction']:.2f}) while it reads "
+                            f"{', '.join(low)}")
+        known = [f for f in levels.values() if f is not None]
+        if level.get("variants") and known and abs(min(known) - level["fraction"]) > 1e-9:
+            problems.append(f"{where}: level {level['fraction']:.4f}, not the lowest of its variants' "
+                            f"{min(known):.4f}")
+    return problems
+
+
 def _git(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
 
@@ -216,8 +263,8 @@ def repeat_problems(text: str) -> list[str]:
 
 
 def screen_problems(text: str, report: dict, pages: dict[str, str]) -> list[str]:
-    return (count_problems(text, report) + table_problems(text, report) + header_problems(text, report)
-            + study_problems(text, report, pages) + repeat_problems(text))
+    return (count_problems(text, report) + table_problems(text, report) + level_problems(report)
+            + header_problems(text, report) + study_problems(text, report, pages) + repeat_problems(text))
 
 
 def _committed() -> tuple[str, dict, dict[str, str]]:
@@ -272,6 +319,31 @@ def test_an_implementation_check_in_the_central_table_and_an_unlabelled_weaker_p
     labelled = text.replace(row, marked("PASS (a proxy, > 0; the paper's in [0.63, 0.77]: not tested)"))
     assert not any(energy.replace("-", ".", 2) in p for p in table_problems(labelled, report))
     assert any("reads as a reproduction" in p for p in table_problems(text.replace(row, marked("PASS")), report))
+
+
+def test_a_learned_verdict_reading_a_variant_below_the_level_is_found() -> None:
+    _, report, _ = _committed()
+    before = set(level_problems(report))
+    verdict = next(v for v in report["verdicts"] if v["level"]["group"] == "learned"
+                   and len(CATALOG.claim(v["claim"]).claim.observe.variants) > 1
+                   and not any(p.startswith(f"{v['claim']} at {v['profile']} ") for p in before))
+    first, *rest = CATALOG.claim(verdict["claim"]).claim.observe.variants
+    levels = _variant_levels(report, verdict)
+    spec = CATALOG.specs[verdict["experiment"]]
+
+    def at(variant: str, accuracy: float, fraction: float | None) -> dict:
+        paper, source, own = paper_figure(spec, variant)
+        return {"variant": variant, "label": variant, "paper": paper, "source": source, "own": own,
+                "accuracy": accuracy, "chance": 10.0, "seeds": [], "fraction": fraction, "text": ""}
+
+    others = [at(v, 10.0 + (paper_figure(spec, v)[0] - 10.0) * LEARNED, LEARNED) for v in rest]
+    forged = {**verdict, "level": {**verdict["level"], "fraction": LEARNED,
+                                   "variants": [at(first, 10.0 + (paper_figure(spec, first)[0] - 10.0) * 0.3, 0.3),
+                                                *others]}}
+    found = level_problems({**report, "verdicts": [forged]})
+    assert any(f"while it reads {first} at 0.30" in p for p in found), found
+    assert any("not the lowest of its variants' 0.3000" in p for p in found), found
+    assert all(f is not None and f >= LEARNED for f in levels.values())  # the verdict as committed was not one
 
 
 def test_a_header_of_other_code_or_fewer_profiles_is_found() -> None:

@@ -101,6 +101,10 @@ def check_spec(spec: ExperimentSpec, doc: Document, kind: ExperimentKind, proble
         if kind.learning is None:
             problems.append(doc.problem(("reference",), f"kind {kind.name!r} measures no accuracy to read a "
                                                         "learning level from"))
+    if kind.learning is None:
+        problems += [doc.problem(("variants", name, "paper"), f"kind {kind.name!r} measures no accuracy to read a "
+                                                              "paper figure against")
+                     for name, variant in spec.variants.items() if variant.paper is not None]
     for index, figure in enumerate(spec.figures):
         if figure.plot not in kind.plots:
             problems.append(doc.problem(("figures", index, "plot"),

@@ -185,9 +185,10 @@ def render() -> str:
     lines += [f"- {rule}" for rule in design_rule.RULES]
     lines += ["", "## Experiment kinds", ""]
     for name, kind in registered_kinds(PROJECT).items():
-        learning = (f" Learning level read by `{kind.learning.metric}` of the spec's `reference` variant against the "
-                    f"paper's accuracy, chance from each record's `{kind.learning.majority}` "
-                    "(`harness.verdicts.levels`)." if kind.learning else "")
+        learning = (f" Learning level read by `{kind.learning.metric}` of each variant a claim reads against the "
+                    "paper's accuracy for it (its `paper:`, else the spec's `reference`), the lowest counting, chance "
+                    f"from each record's `{kind.learning.majority}` (`harness.verdicts.levels`)." if kind.learning
+                    else "")
         lines += [f"### `{name}`", "", kind.description, "",
                   f"Runner: `{kind.runner}`. Evidence: {kind.evidence}.{learning}", "", "Metrics:", ""]
         for metric, spec in kind.metrics.items():

@@ -171,9 +171,9 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
     for verdict in verdicts:
         by_claim.setdefault(verdict.claim, {})[verdict.profile] = verdict
     lines = ["## Digest",
-             "Per paper, its central claims (abstract and conclusion) at each profile; *weak*: the models barely learn "
-             f"(below {LEARNED} of the paper's gain over chance) or the effect is below the smallest of interest. "
-             "The number is the largest scale's, against the bound tested there and the paper's.",
+             "Per paper, its central claims (abstract and conclusion) at each profile; *weak*: a variant the claim "
+             f"reads barely learns (below {LEARNED} of the paper's gain over chance) or the effect is below the "
+             "smallest of interest. The number is the largest scale's, against the bound tested there and the paper's.",
              "A PASS against a weaker bound than the paper's, or on a proxy, says so beside it.", ""]
     for paper, claim_file in catalog.papers.items():
         if not any(v.paper == paper for v in verdicts):

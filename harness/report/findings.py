@@ -57,8 +57,9 @@ def findings(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level]
     its last word (`harness.report.tally`), as the digest counts it."""
     lines = ["## Findings", "", *legend, "",
              "Per paper and profile, verdicts are grouped by evidence level:",
-             f"- *where the models learn*: the claim's reference variant reached at least {LEARNED} of the paper's "
-             "gain in accuracy over chance, and the effect is no smaller than its metric's smallest of interest;",
+             f"- *where the models learn*: every variant the claim reads reached at least {LEARNED} of the paper's "
+             "gain in accuracy over chance (against the paper's figure for that variant, else the experiment's "
+             "reference's), and the effect is no smaller than its metric's smallest of interest;",
              "- *where they barely learn* (weak evidence): a PASS there is not a reproduction, a FAIL not a "
              "non-reproduction, by itself;",
              "- measured costs, and analytic and structural checks (a rule, a count, exact algebra: they hold at any "

@@ -42,7 +42,7 @@ from harness.verdicts.levels import (
     accuracies_from_records,
     accuracies_from_verdicts,
     level_reader,
-    reference_accuracies,
+    variant_accuracies,
 )
 from harness.verdicts.verify import Verdict
 
@@ -80,7 +80,7 @@ class _Report:
         self.baselines = {profile: committed_baseline(settings.root, profile) for profile in self.profiles}
         self.accuracies = {**accuracies_from_verdicts(self.catalog, outcome.verdicts),
                            **accuracies_from_records(self.catalog, read, self.records),
-                           **(reference_accuracies(self.catalog, outcome.lookup, outcome.profiles)
+                           **(variant_accuracies(self.catalog, outcome.lookup, outcome.profiles)
                               if outcome.lookup is not None else {})}
         reader = self.reader = level_reader(self.catalog, self.accuracies)
         self.levels = {(v.claim, v.profile): reader.level(v) for v in outcome.verdicts}
@@ -349,10 +349,14 @@ class _Report:
         return lines
 
     def _measured_level(self, experiment: str, profile: str) -> str:
-        """'. Measured here, over its seeds: learning level 0.56: …': the level its verdicts read, from the records
-        (a figure the description quotes is a pilot's, on the seed it names)."""
+        """'. Its reference measured here over its seeds (the records): learning level 0.56: …': the reference's
+        level, from the records (a figure the description quotes is a pilot's, on the seed it names); each verdict
+        reads the lowest level of the variants it reads, which its own row gives."""
         fraction, text = self.reader.learning(experiment, profile)
-        return "" if fraction is None else f". Measured here over its seeds (the records): {cell(text)}"
+        if fraction is None:
+            return ""
+        return (f". Its reference measured here over its seeds (the records): {cell(text)}; each verdict reads the "
+                "lowest level of the variants it reads")
 
     @staticmethod
     def _level_cell(level) -> str:

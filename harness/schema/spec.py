@@ -13,11 +13,24 @@ ConfigPath = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][
 AxisValue = StrictInt | StrictFloat
 
 
+class PaperFigure(StrictModel):
+    """The accuracy the paper prints for a variant's own setting, and where."""
+
+    accuracy: float = Field(gt=0.0, le=100.0)
+    """In %, as printed (with its rounding)."""
+    source: str = Field(min_length=1)
+    """Where the paper prints it (table, row and setting, or section)."""
+
+
 class Variant(StrictModel):
     """One arm of an experiment: a method, or a setting of an analytic measurement."""
 
     label: str = ""
     config: dict[str, Any] = Field(default_factory=dict)
+    paper: PaperFigure | None = None
+    """The paper's accuracy for this variant where it prints one: a verdict reading the variant reads its learning
+    level against it (`harness.verdicts.levels`); without one, against the experiment's `reference`. Not part of
+    the variant's config, so no run's key depends on it."""
 
 
 class Profile(StrictModel):
@@ -45,9 +58,9 @@ class PaperScale(StrictModel):
 
 
 class LearningReference(StrictModel):
-    """The paper's main method of an experiment and the accuracy the paper gives it: every accuracy-dependent
-    verdict of the experiment at a profile reads its learning level on this variant's measured accuracy there
-    (`harness.verdicts.levels`), never on an ablation or a baseline that collapses."""
+    """The paper's main method of an experiment and the accuracy the paper gives it: the figure a variant without
+    a paper figure of its own (`Variant.paper`) reads its learning level against (`harness.verdicts.levels`), and
+    the variant whose level each experiment's profile line quotes."""
 
     variant: Identifier
     accuracy: float = Field(gt=0.0, le=100.0)
@@ -103,7 +116,8 @@ class ExperimentSpec(StrictModel):
     """What the experiment takes from the authors' public code that the paper does not state, each with
     the setting that gives it."""
     reference: LearningReference | None = None
-    """The variant whose accuracy against the paper's says how far the experiment's models learned."""
+    """The paper's main method and its accuracy: how far the experiment's models learned, and the figure a
+    variant without its own `paper:` is read against."""
     config: dict[str, Any] = Field(default_factory=dict)
     variants: dict[Identifier, Variant] = Field(min_length=1, max_length=MAX_LISTED)
     profiles: dict[Identifier, Profile] = Field(min_length=1)
