@@ -229,8 +229,8 @@ def plan_variants(catalog: Catalog, experiment: str, variants, profile: str, set
 def plan(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], settings: Settings,
          store: ResultStore | None = None, data: Mapping[str, str] | None = None,
          variants_for: VariantsFor = variants_needed) -> tuple[list[RunRequest], int]:
-    """Every run the claims need at the profiles, once each, in a stable order; with a claim's runs, those
-    of its experiment's reference variant (`harness.verdicts.levels` reads the learning level there).
+    """Every run the claims need at the profiles, once each, in a stable order (a verdict's learning level
+    reads the variants its claim reads: `harness.verdicts.levels`).
 
     Returns (runnable requests, number of runs waiting for a dependency's record); the
     dependencies themselves are among the runnable requests.
@@ -242,9 +242,7 @@ def plan(catalog: Catalog, claims: list[LoadedClaim], profiles: list[str], setti
         for profile in profiles:
             if profile not in spec.profiles:
                 continue
-            variants = variants_for(loaded, profile)
-            if variants and spec.reference is not None and spec.reference.variant not in variants:
-                variants = [*variants, spec.reference.variant]  # its accuracy is the experiment's learning level
+            variants = variants_for(loaded, profile)  # a verdict's level reads these (harness.verdicts.levels)
             runnable, pending = plan_variants(catalog, spec.experiment, variants, profile,
                                               settings, store, data)
             waiting += pending
