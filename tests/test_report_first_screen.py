@@ -26,6 +26,7 @@ CODE = ("harness", "methods", "claims", "specs")
 GROUP_TITLES = {"where the models learn": "learned", "weak": "weak", "no learning level": "unleveled",
                 "independent of learning": "independent", "costs": "cost", "analytic": "analytic",
                 "implementation checks": "implementation", "diagnostics": "diagnostic",
+                "repeats of another claim, counted under it": "repeat",
                 "data set not available here": "unavailable", "not tested here": "not tested"}
 HELD = ("analytic", "implementation")
 """Groups a counts line shows as 'k of n hold'."""
@@ -82,7 +83,7 @@ def _recount(verdicts: list[dict]) -> dict[str, Counter]:
         if group in HELD:
             counts.setdefault(group, Counter())["of"] += 1
             counts[group]["hold"] += said == "PASS"
-        elif group == "diagnostic":
+        elif group in ("diagnostic", "repeat"):
             counts.setdefault(group, Counter())["all"] += 1
         else:
             counts.setdefault(group, Counter())[said] += 1

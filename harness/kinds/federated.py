@@ -265,6 +265,10 @@ FEDERATED_TRAINING = ExperimentKind(
                                     "(how many times less computation a participant does than at full width)",
                                     updates.compute_reduction, numerics_invariant=_allocation_is_static,
                                     proxy=COMPUTE_PROXY),
+        "mean_upload_size": Metric("mean size of a client's update per client-round, in coordinates: what a "
+                                   "participant uploads, and the parameter count of the sub-model it trains",
+                                   updates.mean_upload_size, numerics_invariant=_allocation_is_static,
+                                   proxy=UPLOAD_PROXY),
         "upload_reduction": Metric("full model's coordinates over the mean size of a client's update per "
                                    "client-round (how many times less a participant uploads than at full width)",
                                    updates.upload_reduction, numerics_invariant=_allocation_is_static,
@@ -283,7 +287,7 @@ FEDERATED_TRAINING = ExperimentKind(
                                           "(HAS-FL)", adaptation.allocation_mean_highest),
     }, structural=("changed_outside_union", "chance_accuracy"),
         independent=("mean_capacity", "never_covered_fraction", "unit_count_cv", "compute_reduction",
-                     "upload_reduction", "final_untrained_unit_fraction", "allocation_mean_lowest",
+                     "mean_upload_size", "upload_reduction", "final_untrained_unit_fraction", "allocation_mean_lowest",
                      "allocation_mean_highest"),
         smallest_effects={**dict.fromkeys(("final_accuracy", "best_accuracy", "end_accuracy", "peak_to_end_drop",
                                            "peak_to_final_drop", "accuracy_above_chance"), ACCURACY_POINTS),

@@ -37,9 +37,19 @@ def mean_update_size(result) -> list[float]:
     return _client_means(result, "update_sizes")
 
 
+def _upload_sizes(result) -> list[float]:
+    return [float(size) for _, per_client in _per_round(result, "update_sizes") for size in per_client]
+
+
+def mean_upload_size(result, args) -> float:
+    """The mean update size per client-round, in coordinates."""
+    sizes = _upload_sizes(result)
+    return statistics.fmean(sizes) if sizes else math.nan
+
+
 def upload_reduction(result, args) -> float:
     """Full-model coordinates over the mean update size per client-round."""
-    sizes = [float(size) for _, per_client in _per_round(result, "update_sizes") for size in per_client]
+    sizes = _upload_sizes(result)
     return result["total_coordinates"] / statistics.fmean(sizes) if sizes else math.nan
 
 

@@ -31,6 +31,33 @@ def check_families(doc: Document, claim_file: ClaimFile, problems: list[Problem]
                                         "of its file tested together"))
 
 
+def check_repeats(doc: Document, claim_file: ClaimFile, problems: list[Problem]) -> None:
+    """A claim that `repeats` another names a claim of its file, not itself nor one that repeats a third, with
+    the same experiment, metric, arguments and variants: the same observation, so no independent evidence."""
+    by_id = {claim.id: claim for claim in claim_file.claims}
+    for index, claim in enumerate(claim_file.claims):
+        if claim.repeats is None:
+            continue
+        where = ("claims", index, "repeats")
+        repeated = by_id.get(claim.repeats)
+        if repeated is None or repeated is claim:
+            problems.append(doc.problem(where, f"repeats {claim.repeats!r}: no other claim of this file has that "
+                                               f"id{did_you_mean(claim.repeats, by_id)}"))
+        elif repeated.repeats is not None:
+            problems.append(doc.problem(where, f"repeats {claim.repeats!r}, which itself repeats "
+                                               f"{repeated.repeats!r}: name the claim first made"))
+        elif _observed(claim) != _observed(repeated):
+            problems.append(doc.problem(where, f"repeats {claim.repeats!r}, whose observation differs "
+                                               f"({_observed(repeated)} against {_observed(claim)}): a claim repeats "
+                                               "another only where both read the same metric of the same variants"))
+
+
+def _observed(claim) -> tuple:
+    observe = claim.observe
+    return (claim.experiment, getattr(observe, "metric", None), sorted(getattr(observe, "args", {}).items()),
+            sorted(observe.variants))
+
+
 def check_claim(loaded: LoadedClaim, specs: dict[str, LoadedSpec], spec_ids: set[str],
                  problems: list[Problem]) -> bool:
     claim, doc, path = loaded.claim, loaded.doc, loaded.path

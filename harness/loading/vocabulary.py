@@ -55,6 +55,10 @@ FIELDS = {
                    "then reads each PASS of the claim as against the weaker bound ('PASS (> 0; the paper's …: not "
                    "tested)'), never as a reproduction; a PASS whose profile's expectation differs from the `paper:` "
                    "one, or whose number is a proxy, reads so too.",
+    "repeats": "the id of a claim of the same file whose observation (experiment, metric, arguments, variants) and "
+               "test this one repeats: another sentence of the paper read as the same relation. It adds no "
+               "independent evidence, so its verdicts are shown but counted once, under the claim it repeats "
+               "(evidence group `repeat`); `validate` refuses one whose observation differs.",
     "central (a field of the claim file, beside `paper` and `title`)": "the ids of the claims the paper's abstract "
                   "and conclusion make: REPORT.md's digest opens with them, at most 90 lines for every paper "
                   "together.",

@@ -143,6 +143,8 @@ def counts_line(verdicts, levels: Mapping[tuple[str, str], Level], sequential: S
             parts.append(f"{title}: {held['PASS']} of {sum(held.values())} hold")
     if "diagnostic" in counted.groups:
         parts.append(f"diagnostics: {sum(counted.groups['diagnostic'].values())}")
+    if "repeat" in counted.groups:
+        parts.append(f"repeats of another claim, counted under it: {sum(counted.groups['repeat'].values())}")
     if counted.unavailable:
         parts.append(f"data set not available here: {counted.unavailable}")
     if counted.not_tested:

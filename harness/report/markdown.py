@@ -161,13 +161,14 @@ class _Report:
                 runs, seconds = self._compute({v.experiment for v in verdicts}, profile)
                 lines.append(f"| {paper} | {profile} | " + " | ".join(short(by_group[g]) for g in GROUPS)
                              + f" | {len(verdicts) - len(decided)} | {fragile} | {runs} | {seconds:.0f} |")
-        lines += ["", "Groups by evidence level (`harness.verdicts.levels`): *learned* where the experiment's reference"
-                  " (the paper's main method, declared in its spec) reached at least half of the paper's gain over "
-                  "chance; *weak* where the models barely learn or the effect is below its metric's smallest of "
-                  "interest; *unleveled* where no level could be read; *independent* quantities that do not depend "
-                  "on how well the models learn (coverages, allocated widths, upload sizes); *cost* measured costs "
-                  "of real pipelines; *analytic* rules, counts, coverages and exact algebra; "
-                  "*diagnostic* labelled measurements. Compute is the sum of the run times recorded in the store "
+        lines += ["", "Groups by evidence level (`harness.verdicts.levels`): *learned* where every variant the claim "
+                  "reads reached at least half of the paper's gain over chance (against its own paper figure, else "
+                  "the experiment's reference's); *weak* where the models barely learn or the effect is below its "
+                  "metric's smallest of interest; *unleveled* where no level could be read; *independent* "
+                  "quantities that do not depend on how well the models learn (coverages, allocated widths, upload "
+                  "sizes); *cost* measured costs of real pipelines; *analytic* rules, counts, coverages and exact "
+                  "algebra; *diagnostic* labelled measurements; *repeat* a claim that repeats another's observation"
+                  " and test, counted once, under it. Compute is the sum of the run times recorded in the store "
                   "(single-threaded runs; `fedclaims report` runs one worker per core). A verdict is *fragile* when "
                   "its statistics lie nearer another verdict than 99% of the moves the drift measured across numerics "
                   "(other CPUs' kernels) makes them, simulated from its recorded seeds: on another machine it may read "

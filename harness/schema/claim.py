@@ -83,6 +83,9 @@ class Claim(StrictModel):
     before the learning level's general reading)."""
     changed: list[Change] = Field(default_factory=list)
     """Its expectation's changes after seeds were run against it, oldest first (`harness.schema.changes`)."""
+    repeats: ClaimId | None = None
+    """The claim of its file whose observation and test this one repeats (another sentence of the paper read
+    as the same relation): its verdicts are shown, and counted once, under the claim it repeats."""
 
     def change_at(self, profile: str) -> Change | None:
         """The latest change of its expectation at `profile` after seeds had been run there (None: none)."""

@@ -34,6 +34,8 @@ the profile leaves the verdict without a level. Each experiment's profile line q
 - `implementation`: checks that the implementation follows the paper (role `implementation`): their
   outcome is fixed by the code path, so they can fail only by a changed implementation;
 - `diagnostic`: labelled measurements that are not the paper's claims (roles `diagnostic` and `probe`).
+- `repeat`: a claim that repeats another's observation and test (`repeats:`): no independent evidence, so
+  counted once, under the claim it repeats.
 
 Whose a FAIL is (the paper's, its setting's, the implementation's, the scale's, or unexplained) is derived
 from the levels of all the claim's verdicts, the scale studies and the conformance fixtures by
@@ -51,7 +53,8 @@ from harness.loading.catalog import Catalog, LoadedSpec
 
 LEARNED = 0.5
 """The learning level (share of the paper's gain over chance) from which the models count as learning."""
-GROUPS = ("learned", "weak", "unleveled", "independent", "cost", "analytic", "implementation", "diagnostic")
+GROUPS = ("learned", "weak", "unleveled", "independent", "cost", "analytic", "implementation", "diagnostic",
+          "repeat")
 
 
 @dataclass(frozen=True)
@@ -318,6 +321,9 @@ def paper_figure(target: LoadedSpec, variant: str) -> tuple[float, str, bool]:
 def _level_without_learning(claim, kind: ExperimentKind) -> Level | None:
     """The group of a claim whose verdicts read no learning level (by its role, its kind's evidence or its
     metric); None for an accuracy-dependent claim, which reads the lowest level of its variants."""
+    if getattr(claim, "repeats", None):
+        return Level("repeat", text=f"repeats the observation and test of {claim.repeats}: no independent "
+                                    "evidence, so counted once, under it")
     role = getattr(claim, "role", "paper")
     if role == "diagnostic":
         return Level("diagnostic", text="a labelled measurement, not the paper's claim")
