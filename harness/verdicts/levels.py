@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from harness.kinds.base import ExperimentKind
 from harness.kinds.evaluations import MissingValue
@@ -290,7 +290,15 @@ class LevelReader:
 
     def level(self, verdict) -> Level:
         """The verdict's group and level (whose a FAIL is comes later, from every verdict's level:
-        `harness.verdicts.attribution`)."""
+        `harness.verdicts.attribution`); a claim that repeats another's test keeps its level, in group `repeat`."""
+        read = self._read(verdict)
+        repeats = self.catalog.claim(verdict.claim).claim.repeats
+        if repeats is None:
+            return read
+        return replace(read, group="repeat", text=f"repeats the observation and test of {repeats}: no independent "
+                                                  f"evidence, so counted once, under it ({read.text})")
+
+    def _read(self, verdict) -> Level:
         claim = self.catalog.claim(verdict.claim).claim
         target = self.catalog.specs[claim.experiment]
         fixed = _level_without_learning(claim, target.kind)
@@ -321,9 +329,6 @@ def paper_figure(target: LoadedSpec, variant: str) -> tuple[float, str, bool]:
 def _level_without_learning(claim, kind: ExperimentKind) -> Level | None:
     """The group of a claim whose verdicts read no learning level (by its role, its kind's evidence or its
     metric); None for an accuracy-dependent claim, which reads the lowest level of its variants."""
-    if getattr(claim, "repeats", None):
-        return Level("repeat", text=f"repeats the observation and test of {claim.repeats}: no independent "
-                                    "evidence, so counted once, under it")
     role = getattr(claim, "role", "paper")
     if role == "diagnostic":
         return Level("diagnostic", text="a labelled measurement, not the paper's claim")
