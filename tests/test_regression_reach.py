@@ -46,6 +46,9 @@ REENCODED_SINCE = {"fedrolex.homogeneous.upper-bound-above-fedrolex": (
     "fedrolex.homogeneous.gap-narrower-than-heterofl", "fedrolex.homogeneous.gap-narrower-than-dropout")}
 """FedRolex claims re-encoded since the recordings (issue 39): the recorded claim, and the claims that replaced it
 (their entries are today's method's, so the check against the earlier method leaves them out)."""
+ADDED_SINCE = ("fedrolex.cost.costs-above-lower-bound",)
+"""FedRolex claims encoded since the recordings (issue 59: the costs half of A.6's lower-bound sentence): the
+recordings hold no entry of them, so the check against the earlier method leaves them out."""
 
 
 def _before_reference(profile: str) -> dict:
@@ -53,7 +56,7 @@ def _before_reference(profile: str) -> dict:
     the method before issue 43."""
     earlier = json.loads(BEFORE_REFERENCE.read_text(encoding="utf-8"))[profile]
     committed = baseline.load(ROOT / "baselines" / f"{profile}.json")
-    added = {claim for claims in REENCODED_SINCE.values() for claim in claims}
+    added = {claim for claims in REENCODED_SINCE.values() for claim in claims} | set(ADDED_SINCE)
     untested = {claim for claim, entry in committed["claims"].items() if claim not in earlier
                 and entry["status"] == "SKIPPED" and entry["reason"].startswith("the claim states no expectation")}
     """Claims added since that test nothing at this profile (FedRolex's -as-run claims: learning only)."""
