@@ -6,6 +6,7 @@ from itertools import combinations
 from pathlib import Path
 
 from harness.loading.catalog import load_catalog
+from harness.report.attributions import relations
 from harness.report.tally import tally
 from harness.verdicts.levels import level_reader
 from harness.verdicts.verdict import Verdict
@@ -63,3 +64,12 @@ def test_a_repeat_counts_once_under_the_claim_it_repeats() -> None:
     counted = tally(verdicts, levels)
     assert sum(counted.of("repeat").values()) == 1
     assert sum(sum(counts.values()) for group, counts in counted.groups.items() if group != "repeat") == 1
+
+
+def test_a_repeat_states_the_relation_of_the_claim_it_repeats() -> None:
+    """So the attribution rule reads a repeat's FAIL as it reads the claim it repeats (a FAIL of that relation
+    where the models learn refutes `the scale` for both)."""
+    found = relations(CATALOG)
+    for loaded in CATALOG.claims:
+        if loaded.claim.repeats:
+            assert found[loaded.id] == found[loaded.claim.repeats] and loaded.id in found[loaded.id]

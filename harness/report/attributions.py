@@ -19,9 +19,10 @@ experiment its tests hold the project's methods to (`tests/test_fedrolex_conform
 
 
 def relations(catalog: Catalog) -> dict[str, frozenset[str]]:
-    """Per claim, the claims stating the same relation: itself, and for an order the orders of the same
+    """Per claim, the claims stating the same relation: itself, for an order the orders of the same
     experiment whose adjacent variants differ by the same settings, pair by pair (FedRolex above HeteroFL at
-    5%, 10% or 20% participation: extraction rolling against prefix, whatever else the pair shares)."""
+    5%, 10% or 20% participation: extraction rolling against prefix, whatever else the pair shares), and the
+    claims that repeat it (`repeats:`)."""
     by_key: dict[tuple, set[str]] = {}
     keys: dict[str, tuple] = {}
     configs: dict[tuple[str, str], dict[str, str]] = {}
@@ -37,6 +38,10 @@ def relations(catalog: Catalog) -> dict[str, frozenset[str]]:
                                        for high, low in pairs))
         keys[loaded.id] = key
         by_key.setdefault(key, set()).add(loaded.id)
+    for loaded in catalog.claims:  # a repeat states the relation of the claim it repeats
+        if loaded.claim.repeats in keys:
+            keys[loaded.id] = keys[loaded.claim.repeats]
+            by_key.setdefault(keys[loaded.id], {loaded.claim.repeats}).add(loaded.id)
     return {claim: frozenset(by_key.get(key, {claim})) for claim, key in keys.items()}
 
 
