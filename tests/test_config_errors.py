@@ -68,8 +68,8 @@ def test_a_misspelt_setting_of_a_method_part_gets_the_closest_of_its_own_setting
 
 
 def test_a_setting_of_another_part_is_refused_naming_the_part_it_belongs_to(tmp_path: Path) -> None:
-    problem, line = _one_problem(tmp_path, "config: {federation: {policy: heterofl}}}",
-                                 "config: {federation: {policy: {name: heterofl, p_min: 0.4}}}}")
+    problem, line = _one_problem(tmp_path, "config: {federation: {policy: heterofl}}\n",
+                                 "config: {federation: {policy: {name: heterofl, p_min: 0.4}}}\n")
     assert (problem.line, problem.field) == (line, "variants.heterofl.config.federation.policy.p_min")
     assert problem.message.startswith("allocation policy 'heterofl': it has no settings, so not 'p_min' ('p_min' "
                                       "is a setting of hasfl)")
@@ -80,7 +80,7 @@ def test_a_misspelt_setting_inside_a_tagged_union_is_matched_against_the_chosen_
     assert problem.line == line
     assert "did you mean 'hidden'?" in problem.message
     far, _ = _one_problem(tmp_path / "far", "{arch: conv, hidden:", "{arch: conv, zzz: 1, hidden:")
-    assert "unknown setting 'zzz' (valid: arch, hidden, image_size, in_channels, num_classes)" in far.message
+    assert "unknown setting 'zzz' (valid: arch, hidden, image_size, in_channels, num_classes, width_scale)" in far.message
     assert "seq_len" not in far.message  # the char_lstm member's settings are not the conv model's
 
 

@@ -35,6 +35,7 @@ def test_the_implementation_checks_are_the_code_path_ones() -> None:
     checks = {c.id for c in CATALOG.claims if c.claim.role == "implementation"}
     assert checks == {"fedhenet.protocol.one-round", "fedhenet.he.coordinator-holds-no-secret-key",
                       "fedrolex.cost.communication-below-upper-bound", "fedrolex.cost.computation-below-upper-bound",
+                      "fedrolex.cost.costs-above-lower-bound",
                       "fedrolex.evenness.random-uneven", "fedrolex.coverage.static-never-covers",
                       "fedrolex.evenness.static-never-beyond-width", "hasfl.prop3.uniform-leaves-coordinates-untrained"}
 
