@@ -368,7 +368,7 @@ def reverify(catalog: Catalog, loaded: LoadedClaim, profile: str, archive: Archi
         verdict.readings.append(changes.earlier_reading(
             lambda before, seeds: reverify(catalog, before, profile, archive, seeds), loaded, profile, change, seen))
         verdict.readings += changes.span_on_every_seed(
-            lambda now, seeds: reverify(catalog, now, profile, archive, seeds), loaded, seeds)
+            lambda now, seeds: reverify(catalog, now, profile, archive, seeds), loaded, expectation, seeds)
         seeds = claim.fresh_seeds(profile, seeds)
         if not seeds:
             return changes.without_fresh_seeds(verdict, change, profile, seen)

@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.loading.loaded import LoadedClaim
 from harness.schema.changes import Change
+from harness.schema.expectations.base import ExpectationBase
 from harness.statistics.outcome import INCONCLUSIVE
 from harness.statistics.power import Power
 from harness.verdicts.verdict import Verdict
@@ -55,11 +56,14 @@ def earlier_reading(verify: Callable[..., Verdict], loaded: LoadedClaim, profile
             "text": old.reason if old else "no seed of the profile was run before the change"}
 
 
-def span_on_every_seed(verify: Callable[..., Verdict], loaded: LoadedClaim, seeds: list[int],
-                       **kwargs: Any) -> list[dict[str, Any]]:
-    """The span-of-runs readings of the expectation as it stands now, on every seed at hand, those run
-    before the change included. Such a reading can only contradict the paper's span (FAIL) or leave it
-    standing (INCONCLUSIVE), never PASS the claim, so seeds that shaped the change cannot make it win."""
+def span_on_every_seed(verify: Callable[..., Verdict], loaded: LoadedClaim, expectation: ExpectationBase,
+                       seeds: list[int], **kwargs: Any) -> list[dict[str, Any]]:
+    """The span-of-runs readings of `expectation`, the claim's as it stands now, on every seed at hand, those
+    run before the change included ([] without verifying anything where its range is no span). Such a reading
+    can only contradict the paper's span (FAIL) or leave it standing (INCONCLUSIVE), never PASS the claim, so
+    seeds that shaped the change cannot make it win."""
+    if expectation.paper_span() is None:
+        return []
     unchanged = replace(loaded, claim=loaded.claim.model_copy(update={"changed": []}))
     readings = [reading for reading in verify(unchanged, seeds=seeds, **kwargs).readings
                 if reading["kind"] == "span-of-runs"]

@@ -160,7 +160,7 @@ def verify_claim(catalog: Catalog, loaded: LoadedClaim, profile: str,
             loaded, profile, change, seen, level=level))
         verdict.readings += changes.span_on_every_seed(
             lambda now, **kw: verify_claim(catalog, now, profile, lookup, missing_is_error, **kw),
-            loaded, seeds, level=level)
+            loaded, expectation, seeds, level=level)
         seeds = claim.fresh_seeds(profile, seeds)
         if not seeds:
             return changes.without_fresh_seeds(verdict, change, profile, seen)
