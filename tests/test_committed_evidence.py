@@ -3,6 +3,8 @@ its run, and is read only from a regular file inside records/; `fedclaims record
 bundle and the sequential plans at once. Each forgery is refused by name, and no verdict comes from it."""
 from __future__ import annotations
 
+import copy
+import functools
 import gzip
 import json
 import os
@@ -21,6 +23,13 @@ EXPERIMENT = "hasfl-allocation-rule"
 
 
 def _committed(experiment: str = EXPERIMENT) -> list[dict]:
+    """The experiment's committed records, each a fresh copy (a test may change its own)."""
+    return copy.deepcopy(_read_committed(experiment))
+
+
+@functools.cache
+def _read_committed(experiment: str) -> list[dict]:
+    """Read once a session: reading the bundle decompresses every committed record."""
     bundle = RecordBundle(REPO / "records")
     return [record for record in bundle.records() if record["experiment"] == experiment]
 
