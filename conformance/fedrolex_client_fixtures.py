@@ -1,6 +1,6 @@
 """The FedRolex client fixture: the authors' own client step on fixed inputs (issue 54, item 3).
 
-`write_fedrolex_fixtures.py` calls `write_client_fixtures` after the server's fixtures. It runs
+`write_fedrolex_fixtures.py` calls `client_fixture` (and `client_metadata`) after the server's fixtures. It runs
 AIoT-MLSys-Lab/FedRolex's `resnet_client.py::ResnetClient` (its `__init__`, `update` and `step`, unchanged:
 the model built, the sub-model's state loaded, `utils.make_optimizer(model, lr)` reading the module-level
 `cfg`, then per batch `model(input)`, backward, `clip_grad_norm_(..., 1)`, `optimizer.step()`) with its
@@ -25,7 +25,7 @@ Stood in, and nothing else:
   nearly cancel (measured 2.5e-4 after three steps at width 1): float64 leaves only the storage's rounding.
 
 The configs: the client's own `cfg` (`self.cfg`, what the server process sends) is `config.yml` after the
-authors' `process_control` on the README's FedRolex command (`DYNAMIC_CONTROL`, one local epoch) with
+authors' `process_control` on the README's FedRolex command (`README_CONTROL`, one local epoch) with
 `main_resnet.py`'s metric names; the module-level `cfg` that `make_optimizer` and `Conv` read is
 `config.yml` as loaded (in the authors' Ray workers `process_control` never ran there: Adam, weight decay
 5e-4) plus the keys `Conv` reads, taken from the processed config (`norm` bn, `scale` and `mask` on, the
@@ -39,7 +39,7 @@ weights, seed 0), its rolling sub-model at each rate of `CLIENT_RATES` (round `S
 moved by `START_JITTER` times a standard normal draw (so batch norm's and the classifier's start are not
 the initialisation's ones and zeros); a client holding the labels `CLIENT_LABELS`; per recipe `FULL_BATCHES`
 full batches and one partial batch (`PARTIAL` images) of CIFAR-shaped images (random 8 x 8 pixels, each
-over a 4 x 4 block), uint8 `u` read as (u - 128) / 64 (exact in float32), labels within the client's labels,
+over a 4 x 4 block), uint8 `u` read as (u - 128) / 64 (exact), labels within the client's labels,
 each label held.
 """
 from __future__ import annotations
