@@ -1,4 +1,4 @@
-"""Write the FedRolex conformance fixtures from the authors' own server (issue 54, item 3).
+"""Write the FedRolex conformance fixtures from the authors' own server and client (issue 54, item 3).
 
     python conformance/write_fedrolex_fixtures.py /path/to/FedRolex-checkout
 
@@ -22,8 +22,14 @@ repeats the round before's; and its non-IID-L split (`data.non_iid`, L = 2 and 5
 and, per class, by the samples a holder holds (the shard sizes taken). `utils` and `data` are imported
 unchanged; the reference's `datasets` package (file readers) is stood in for by an empty module.
 
-Not run in CI (it needs the authors' checkout); its output, `conformance/fedrolex.json` and
-`conformance/fedrolex.npz` (numpy arrays, no pickle), is committed.
+The client's fixture (`conformance/fedrolex_client.{json,npz}`: the authors' `resnet_client.py` step under
+both recipes the project runs, and what is stood in for it) is written by `fedrolex_client_fixtures.py`,
+called last; `tests/test_fedrolex_client_conformance.py` holds the project's client training to it.
+
+Not run in CI (it needs the authors' checkout); run from the repository's root with it on the path
+(`PYTHONPATH=. python conformance/write_fedrolex_fixtures.py CHECKOUT`). Its output, `conformance/fedrolex.json`,
+`conformance/fedrolex.npz`, `conformance/fedrolex_client.json` and `conformance/fedrolex_client.npz` (numpy
+arrays, no pickle), is committed; every run writes the same bytes.
 """
 from __future__ import annotations
 
@@ -41,6 +47,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+
+from conformance.fedrolex_client_fixtures import client_fixture, client_metadata
 
 REFERENCE_REPOSITORY = "AIoT-MLSys-Lab/FedRolex"
 REFERENCE_COMMIT = "8135109"
@@ -274,6 +282,11 @@ def main() -> None:
     np.savez_compressed(OUT / "fedrolex.npz", **arrays)
     (OUT / "fedrolex.json").write_text(json.dumps(_metadata(commit, runs, draws), indent=1) + "\n",
                                        encoding="utf-8")
+    client_arrays: dict[str, np.ndarray] = {}
+    described = client_fixture(root, utils, cfg, client_arrays)
+    np.savez_compressed(OUT / "fedrolex_client.npz", **client_arrays)
+    (OUT / "fedrolex_client.json").write_text(
+        json.dumps(client_metadata(commit, REFERENCE_REPOSITORY, described), indent=1) + "\n", encoding="utf-8")
 
 
 def _metadata(commit: str, runs: list[dict], draws: dict) -> dict:
@@ -282,9 +295,10 @@ def _metadata(commit: str, runs: list[dict], draws: dict) -> dict:
                       "written_by": "conformance/write_fedrolex_fixtures.py"},
         "covers": {
             "kind": "federated_training",
+            "parts": ["server"],
             "text": (f"conformance fixtures reproduce the authors' server (FedRolex resnet_server.py at "
                      f"{REFERENCE_COMMIT}: extraction, aggregation) to float rounding, and its dynamic capacities "
-                     f"and non-IID shards (resnet_server.py, data.py) in distribution; client training not covered"),
+                     f"and non-IID shards (resnet_server.py, data.py) in distribution"),
             "settings": {"federation.extraction": ["rolling", "prefix", "random"],
                          "federation.weighting": ["equal", "size"], "federation.label_split": [True],
                          "federation.count_weighted": [True], "federation.policy.name": ["dynamic"],

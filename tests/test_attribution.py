@@ -2,12 +2,13 @@
 on hand-made evidence, the relations and the claims' own attributions it reads from the catalog, and every
 FAIL of the committed REPORT.json recomputed from its verdicts and the committed studies."""
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from harness.loading.catalog import load_catalog
-from harness.report.attributions import claimed, from_report_json, relations
+from harness.report.attributions import CONFORMANCE_DIR, claimed, conformance, from_report_json, relations
 from harness.verdicts.attribution import (
     IMPLEMENTATION,
     PAPER,
@@ -138,11 +139,63 @@ def test_table_3_figures_without_their_source_do_not_make_a_fail_the_papers(clai
 
 
 def test_the_committed_conformance_fixtures_rule_out_the_implementation_only_where_they_cover() -> None:
-    from harness.report.attributions import conformance_coverage
-
-    covered = conformance_coverage(CATALOG, ROOT)
-    assert "fedrolex.participation.10pct" in covered and "resnet_server.py" in covered["fedrolex.participation.10pct"]
+    """The server's fixture covers FedRolex's runs, the client's only un-augmented ones of HeteroFL's CNN at
+    width 1 (its Scaler makes the authors' batch norm differ below it): no claim is ruled out, and each
+    FedRolex claim the server's covers says what of its clients' training is not."""
+    covered, gaps = conformance(CATALOG, ROOT)
+    assert not covered
+    claim = "fedrolex.participation.10pct"
+    assert gaps[claim].startswith("client: conformance/fedrolex_client.json does not cover ")
+    assert "federation.augmentation = \"crop_flip\"" in gaps[claim] and gaps[claim].endswith("(covered: server)")
     reads_update_weights = [loaded.id for loaded in CATALOG.claims
                             if "fedrolex-update-weights" in getattr(loaded.claim.observe, "of", [])]
-    assert reads_update_weights and not set(reads_update_weights) & set(covered)  # the stem differs there
-    assert not any(claim.startswith("hasfl.") for claim in covered)
+    assert reads_update_weights and not set(reads_update_weights) & set(gaps)  # the stem differs there
+    assert not any(claim.startswith("hasfl.") for claim in {*covered, *gaps})
+
+
+def _fixtures(root: Path, **covers: dict) -> Path:
+    """A repository root whose conformance fixtures are the committed server's and the ``covers`` given
+    (file name -> `covers`)."""
+    (root / CONFORMANCE_DIR).mkdir(parents=True)
+    shutil.copy(ROOT / CONFORMANCE_DIR / "fedrolex.json", root / CONFORMANCE_DIR / "fedrolex.json")
+    for name, cover in covers.items():
+        (root / CONFORMANCE_DIR / f"{name}.json").write_text(json.dumps({"covers": cover}), encoding="utf-8")
+    return root
+
+
+def _client(settings: dict) -> dict:
+    return {"kind": "federated_training", "parts": ["client"], "text": "a client step reproduced", "settings": settings}
+
+
+def test_a_claim_the_server_fixture_alone_covers_is_not_ruled_out(tmp_path: Path) -> None:
+    claim = "fedrolex.participation.10pct"
+    covered, gaps = conformance(CATALOG, _fixtures(tmp_path))
+    assert claim not in covered and gaps[claim] == "client: no conformance fixture (covered: server)"
+    tested = VerdictAt(claim, "learning", "FAIL", 0.6)
+    found = attribute(claim, "learning", Evidence({(claim, "learning"): tested}, relations(CATALOG),
+                                                  conformance=covered, conformance_gaps=gaps))
+    assert found.whose == UNEXPLAINED
+    assert "the implementation is not ruled out: client: no conformance fixture" in found.why
+    said = Claimed(IMPLEMENTATION, "the clients' training departs from the authors'")
+    assert attribute(claim, "learning", Evidence({(claim, "learning"): tested}, relations(CATALOG), conformance=covered,
+                                                 claimed={(claim, "learning"): said})).whose == IMPLEMENTATION
+
+
+def test_fixtures_of_every_part_rule_the_implementation_out_and_name_each(tmp_path: Path) -> None:
+    claim = "fedrolex.participation.10pct"
+    augmented = _client({"federation.optimizer": ["sgd"], "federation.augmentation": ["crop_flip"]})
+    unaugmented = _client({"federation.augmentation": ["none"]})
+    covered, gaps = conformance(CATALOG, _fixtures(tmp_path / "both", client=augmented, narrow=unaugmented))
+    assert claim in covered and claim not in gaps
+    assert "resnet_server.py" in covered[claim]
+    assert "a client step reproduced (conformance/client.json)" in covered[claim]
+    covered, gaps = conformance(CATALOG, _fixtures(tmp_path / "narrow", narrow=unaugmented))
+    assert claim not in covered
+    assert gaps[claim] == ("client: conformance/narrow.json does not cover federation.augmentation = \"crop_flip\" "
+                           "(variant `fedrolex-l2`) (covered: server)")
+
+
+def test_a_fixture_without_its_parts_is_refused_naming_the_file(tmp_path: Path) -> None:
+    root = _fixtures(tmp_path, bare={"kind": "federated_training", "text": "a client step", "settings": {}})
+    with pytest.raises(ValueError, match=r"bare\.json: covers\.parts must be a list"):
+        conformance(CATALOG, root)

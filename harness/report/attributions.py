@@ -9,13 +9,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
+
 from harness.loading.catalog import Catalog, LoadedSpec
 from harness.verdicts.attribution import Attribution, Claimed, Evidence, StudyHeading, VerdictAt, attribute
 from harness.verdicts.levels import Level
 
 CONFORMANCE_DIR = "conformance"
-"""Where the conformance fixtures live, each a JSON file whose `covers` says which settings of which kind of
-experiment its tests hold the project's methods to (`tests/test_fedrolex_conformance.py`)."""
+"""Where the conformance fixtures live, each a JSON file whose `covers` says which parts (`parts`) of which kind
+of experiment (`kind`), at which settings (`settings`), its tests hold the project's methods to
+(`tests/test_fedrolex_conformance.py`, `tests/test_fedrolex_client_conformance.py`)."""
 
 
 def relations(catalog: Catalog) -> dict[str, frozenset[str]]:
@@ -67,23 +71,79 @@ def _difference(high: Mapping[str, str], low: Mapping[str, str]) -> frozenset[tu
                      if high.get(key) != low.get(key))
 
 
-def conformance_coverage(catalog: Catalog, root: Path) -> dict[str, str]:
-    """Per claim whose every variant runs settings the committed conformance fixtures cover: which
-    fixtures, in words."""
-    covers = [(path, json.loads(path.read_text(encoding="utf-8"))["covers"])
-              for path in sorted((root / CONFORMANCE_DIR).glob("*.json"))]
-    found: dict[str, str] = {}
-    configs: dict[tuple[str, str], dict[str, str]] = {}
+def conformance(catalog: Catalog, root: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """(per claim whose every variant runs, in every part its kind names (`ExperimentKind.conformance_parts`),
+    settings some committed conformance fixture of that part covers: those fixtures, in words; per claim
+    covered so in some part but not in every one: the parts not covered, and why)."""
+    fixtures = [(path.name, _covers(path)) for path in sorted((root / CONFORMANCE_DIR).glob("*.json"))]
+    covered: dict[str, str] = {}
+    gaps: dict[str, str] = {}
+    resolved: dict[tuple[str, str], BaseModel] = {}
     for loaded in catalog.claims:
         target = catalog.specs[loaded.claim.experiment]
         variants = _variants_read(loaded.claim)
-        for path, cover in covers:
-            if target.spec.kind == cover["kind"] and variants and all(
-                    _flat(target, variant, configs).get(setting) in {json.dumps(v) for v in values}
-                    for variant in variants for setting, values in cover["settings"].items()):
-                found[loaded.id] = f"{cover['text']} ({CONFORMANCE_DIR}/{path.name})"
-                break
-    return found
+        if not variants or not target.kind.conformance_parts:
+            continue
+        parts = target.kind.conformance_parts
+        found = [_part_coverage(part, target, variants, fixtures, resolved) for part in parts]
+        if all(by for by, _ in found):
+            covered[loaded.id] = "; ".join(by for by, _ in found)
+        elif any(by for by, _ in found):
+            held = ", ".join(part for part, (by, _) in zip(parts, found) if by)
+            gaps[loaded.id] = "; ".join(why for by, why in found if not by) + f" (covered: {held})"
+    return covered, gaps
+
+
+def _covers(path: Path) -> dict[str, Any]:
+    """A fixture's `covers`, its fields checked."""
+    covers = json.loads(path.read_text(encoding="utf-8")).get("covers")
+    for field, kind in (("kind", str), ("parts", list), ("text", str), ("settings", dict)):
+        if not isinstance((covers or {}).get(field), kind):
+            raise ValueError(f"{path}: covers.{field} must be a {kind.__name__} (what the fixture covers: the kind "
+                             f"of experiment, the parts of its runs, in words, and the settings)")
+    return covers
+
+
+def conformance_coverage(catalog: Catalog, root: Path) -> dict[str, str]:
+    """Per claim the committed conformance fixtures cover in every part: which fixtures, in words."""
+    return conformance(catalog, root)[0]
+
+
+def _part_coverage(part: str, target: LoadedSpec, variants: list[str], fixtures: list[tuple[str, dict]],
+                   resolved: dict[tuple[str, str], BaseModel]) -> tuple[str, str]:
+    """(the first fixture of ``part`` covering every variant, in words, or ''; else why not)."""
+    missing = []
+    for name, cover in fixtures:
+        if cover["kind"] != target.spec.kind or part not in cover["parts"]:
+            continue
+        left = _first_uncovered(cover["settings"], target, variants, resolved)
+        if not left:
+            return f"{cover['text']} ({CONFORMANCE_DIR}/{name})", ""
+        missing.append(f"{CONFORMANCE_DIR}/{name} does not cover {left}")
+    return "", f"{part}: {'; '.join(missing) or 'no conformance fixture'}"
+
+
+def _first_uncovered(settings: Mapping[str, list], target: LoadedSpec, variants: list[str],
+                     resolved: dict[tuple[str, str], BaseModel]) -> str:
+    """The settings of the first variant (at the spec's first profile) whose values ``settings`` leave out, in
+    words; '' where they cover every variant."""
+    for variant in variants:
+        key = (target.spec.experiment, variant)
+        if key not in resolved:
+            resolved[key] = target.resolve(variant, next(iter(target.spec.profiles)))
+        left = [f"{setting} = {value}" for setting, values in settings.items()
+                if (value := _setting(resolved[key], setting)) not in {json.dumps(v, sort_keys=True) for v in values}]
+        if left:
+            return f"{', '.join(left)} (variant `{variant}`)"
+    return ""
+
+
+def _setting(config: BaseModel, setting: str) -> str:
+    """A dotted setting of a resolved config as JSON, defaults included (a run's config leaves some out)."""
+    value: Any = config
+    for key in setting.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else getattr(value, key, None)
+    return json.dumps(to_jsonable_python(value), sort_keys=True)
 
 
 def _variants_read(claim) -> list[str]:
@@ -112,8 +172,8 @@ def attributions(catalog: Catalog, tested: Iterable[VerdictAt], studies: Iterabl
                  root: Path) -> dict[tuple[str, str], Attribution]:
     """Every FAIL's attribution by the rule, keyed (claim, profile)."""
     verdicts = {(t.claim, t.profile): t for t in tested}
-    evidence = Evidence(verdicts, relations(catalog), study_headings(studies), conformance_coverage(catalog, root),
-                        claimed(catalog))
+    covered, gaps = conformance(catalog, root)
+    evidence = Evidence(verdicts, relations(catalog), study_headings(studies), covered, claimed(catalog), gaps)
     return {key: attribute(*key, evidence) for key, t in verdicts.items() if t.status == "FAIL"}
 
 

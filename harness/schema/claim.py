@@ -48,7 +48,7 @@ class Attribution(StrictModel):
     the report's word. `the paper`: its own numbers or text disagree with the sentence, quoted (`quote`)
     with where (`quote_source`); `the paper's setting`: the claim run as the authors' code ran it
     (`as_run`, another claim) PASSes where this one FAILs; `the implementation`: a departure from the
-    paper, named (refuted where conformance fixtures cover the methods the claim reads); `the scale`:
+    paper, named (refuted where conformance fixtures cover every part of the runs the claim reads); `the scale`:
     the models learn too little here to tell (refuted where the same relation FAILs where they learn)."""
 
     whose: Whose

@@ -1,7 +1,9 @@
 """Whose a FAIL is, derived by one rule over evidence rather than taken from prose (issue 54):
 
-- the implementation is *ruled out* where conformance fixtures cover every method the claim reads (the
-  project's methods reproduce the authors' code on them); a claimed `the implementation` is then contradicted;
+- the implementation is *ruled out* where conformance fixtures cover every part of the runs the claim reads
+  (the server's and the clients', each at every setting its variants run: the project's methods reproduce
+  the authors' code there); a claimed `the implementation` is then contradicted, and an unexplained FAIL
+  says which part is not covered where one is not;
 - `the paper` only where the claim quotes the contradiction and names its source;
 - `the paper's setting` only where the claim names the same claim run in the setting the authors' code ran
   (`as_run`) and the verdict flips there: FAIL as stated, PASS as run;
@@ -72,8 +74,11 @@ class Evidence:
     """Per claim, the claims stating the same relation (itself included)."""
     studies: Mapping[str, tuple[StudyHeading, ...]] = field(default_factory=dict)
     conformance: Mapping[str, str] = field(default_factory=dict)
-    """Per claim whose every method the conformance fixtures cover: which fixtures."""
+    """Per claim whose every part the conformance fixtures cover: which fixtures."""
     claimed: Mapping[tuple[str, str], Claimed] = field(default_factory=dict)
+    conformance_gaps: Mapping[str, str] = field(default_factory=dict)
+    """Per claim the conformance fixtures cover in some part but not in every one: the parts not covered, and
+    why."""
 
 
 @dataclass(frozen=True)
@@ -138,9 +143,10 @@ def _scale_or_unexplained(claim: str, profile: str, evidence: Evidence) -> Attri
     if tested.fraction is not None and tested.fraction < LEARNED and not _fails_where_learned(claim, evidence):
         return Attribution(SCALE, f"the models reach {tested.fraction:.2f} of the paper's gain over chance here, "
                                   f"below {LEARNED}, and no claim of the same relation FAILs where they learn")
-    covered = evidence.conformance.get(claim, "")
+    covered, gap = evidence.conformance.get(claim, ""), evidence.conformance_gaps.get(claim, "")
     why = [f"not {SCALE}: {_why_not_scale(claim, profile, evidence)}",
-           f"the implementation is ruled out: {covered}" if covered else ""]
+           f"the implementation is ruled out: {covered}" if covered else "",
+           f"the implementation is not ruled out: {gap}" if gap else ""]
     return Attribution(UNEXPLAINED, "; ".join(w for w in why if w))
 
 
