@@ -54,7 +54,9 @@ class ConvFamily(SliceableFamily):
     full bias, only its input columns are sliced. Batch norm is affine with cumulative
     running statistics (``momentum=None``) that are buffers, never federated state; rebuild
     them with ``calibrate_batchnorm`` (methods.models.batchnorm) before evaluation. HeteroFL's "scaler" (activations
-    times 1/p in training) is omitted: with batch norm directly after every conv it cancels.
+    times 1/p in training) is omitted: batch norm directly after every conv cancels it except in its eps, so a
+    width-p sub-model here normalises with eps 1e-5 where the reference's is in effect 1e-5 p² (a declared
+    departure, measured by tests/test_fedrolex_client_conformance.py: docs/conformance.md).
     """
 
     output_layer = ("classifier.weight", "classifier.bias")
