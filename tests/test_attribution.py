@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from harness.loading.catalog import load_catalog
-from harness.report.attributions import CONFORMANCE_DIR, claimed, conformance, from_report_json, relations
+from harness.report.attributions import (
+    CONFORMANCE_DIR,
+    claimed,
+    committed_studies,
+    conformance,
+    from_report_json,
+    relations,
+    study_evidence,
+)
 from harness.verdicts.attribution import (
     IMPLEMENTATION,
     PAPER,
@@ -85,10 +93,11 @@ def test_conformance_fixtures_rule_out_the_implementation() -> None:
     said = Claimed(IMPLEMENTATION, "a departure of this project's server from the authors'")
     tested = VerdictAt("c", "learning", "FAIL", 0.6)
     found = attribute("c", "learning", _evidence(tested, claimed={("c", "learning"): said},
-                                                 conformance={"c": "the authors' server reproduced"}))
+                                                 conformance={("c", "learning"): "the authors' server reproduced"}))
     assert found.whose == UNEXPLAINED and "ruled out: the authors' server reproduced" in found.contradicted
     assert attribute("c", "learning", _evidence(tested, claimed={("c", "learning"): said})).whose == IMPLEMENTATION
-    plain = attribute("c", "learning", _evidence(tested, conformance={"c": "the authors' server reproduced"}))
+    reproduced = {("c", "learning"): "the authors' server reproduced"}
+    plain = attribute("c", "learning", _evidence(tested, conformance=reproduced))
     assert plain.whose == UNEXPLAINED and "implementation is ruled out" in plain.why
 
 
@@ -118,8 +127,7 @@ def test_every_committed_fails_attribution_is_the_one_the_rule_derives() -> None
     shows a whose the rule does not derive (the report before the rule: the scale where the same relation
     FAILs where the models learn, the paper without a quoted source)."""
     report = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
-    studies = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((ROOT / "studies").glob("*/study.json"))]
-    derived = from_report_json(CATALOG, report, studies, ROOT)
+    derived = from_report_json(CATALOG, report, committed_studies(ROOT), ROOT)
     shown = {(v["claim"], v["profile"]): v["level"]["attribution"] for v in report["verdicts"] if v["status"] == "FAIL"}
     assert set(derived) == set(shown)
     wrong = [f"{claim} at {profile}: shown {_shown_whose(shown[(claim, profile)])!r}, derived {a.text()}"
@@ -145,12 +153,14 @@ def test_the_committed_conformance_fixtures_rule_out_the_implementation_only_whe
     covered, gaps = conformance(CATALOG, ROOT)
     assert not covered
     claim = "fedrolex.participation.10pct"
-    assert gaps[claim].startswith("client: conformance/fedrolex_client.json does not cover ")
-    assert "federation.augmentation = \"crop_flip\"" in gaps[claim] and gaps[claim].endswith("(covered: server)")
+    learning, paper = gaps[(claim, "learning")], gaps[(claim, "paper")]
+    assert learning.startswith("client: conformance/fedrolex_client.json does not cover ")
+    assert "federation.augmentation = \"crop_flip\"" in learning and learning.endswith("(covered: server)")
+    assert "preresnet18" in paper and "preresnet18" not in learning  # each profile's own model
     reads_update_weights = [loaded.id for loaded in CATALOG.claims
                             if "fedrolex-update-weights" in getattr(loaded.claim.observe, "of", [])]
-    assert reads_update_weights and not set(reads_update_weights) & set(gaps)  # the stem differs there
-    assert not any(claim.startswith("hasfl.") for claim in {*covered, *gaps})
+    assert reads_update_weights and not set(reads_update_weights) & {c for c, _ in gaps}  # the stem differs there
+    assert not any(claim.startswith("hasfl.") for claim, _ in {*covered, *gaps})
 
 
 def _fixtures(root: Path, **covers: dict) -> Path:
@@ -170,7 +180,8 @@ def _client(settings: dict) -> dict:
 def test_a_claim_the_server_fixture_alone_covers_is_not_ruled_out(tmp_path: Path) -> None:
     claim = "fedrolex.participation.10pct"
     covered, gaps = conformance(CATALOG, _fixtures(tmp_path))
-    assert claim not in covered and gaps[claim] == "client: no conformance fixture (covered: server)"
+    assert (claim, "learning") not in covered
+    assert gaps[(claim, "learning")] == "client: no conformance fixture (covered: server)"
     tested = VerdictAt(claim, "learning", "FAIL", 0.6)
     found = attribute(claim, "learning", Evidence({(claim, "learning"): tested}, relations(CATALOG),
                                                   conformance=covered, conformance_gaps=gaps))
@@ -186,16 +197,31 @@ def test_fixtures_of_every_part_rule_the_implementation_out_and_name_each(tmp_pa
     augmented = _client({"federation.optimizer": ["sgd"], "federation.augmentation": ["crop_flip"]})
     unaugmented = _client({"federation.augmentation": ["none"]})
     covered, gaps = conformance(CATALOG, _fixtures(tmp_path / "both", client=augmented, narrow=unaugmented))
-    assert claim in covered and claim not in gaps
-    assert "resnet_server.py" in covered[claim]
-    assert "a client step reproduced (conformance/client.json)" in covered[claim]
+    assert (claim, "learning") in covered and (claim, "learning") not in gaps
+    assert "resnet_server.py" in covered[(claim, "learning")]
+    assert "a client step reproduced (conformance/client.json)" in covered[(claim, "learning")]
     covered, gaps = conformance(CATALOG, _fixtures(tmp_path / "narrow", narrow=unaugmented))
-    assert claim not in covered
-    assert gaps[claim] == ("client: conformance/narrow.json does not cover federation.augmentation = \"crop_flip\" "
-                           "(variant `fedrolex-l2`) (covered: server)")
+    assert (claim, "learning") not in covered
+    assert gaps[(claim, "learning")] == ("client: conformance/narrow.json does not cover federation.augmentation = "
+                                         "\"crop_flip\" (variant `fedrolex-l2`) (covered: server)")
 
 
 def test_a_fixture_without_its_parts_is_refused_naming_the_file(tmp_path: Path) -> None:
     root = _fixtures(tmp_path, bare={"kind": "federated_training", "text": "a client step", "settings": {}})
     with pytest.raises(ValueError, match=r"bare\.json: covers\.parts must be a list"):
         conformance(CATALOG, root)
+
+
+def _study(name: str, points: int, heading: str) -> dict:
+    return {"study": name, "claims": [{"claim": "c", "points": [{}] * points, "trends": [{"heading": heading}]}]}
+
+
+def test_a_study_is_read_over_the_more_points_the_records_at_hand_or_its_committed_reading_hold() -> None:
+    """A study's runs off the profiles stay in the store that ran them: a report read from the committed records
+    alone sees one point of the rounds study, its committed reading three, and only the latter can show a trend."""
+    read = [_study("rounds", 1, ""), _study("size", 3, "toward")]
+    committed = [_study("rounds", 3, "flat"), _study("size", 2, "away"), _study("other", 2, "inside")]
+    chosen = {s["study"]: s["claims"][0]["trends"][0]["heading"] for s in study_evidence(read, committed)}
+    assert chosen == {"rounds": "flat", "size": "toward", "other": "inside"}
+    rounds = next(s for s in committed_studies(ROOT) if s["study"] == "rolling-rounds")
+    assert max(len(c["points"]) for c in rounds["claims"]) >= 2

@@ -71,26 +71,28 @@ def _difference(high: Mapping[str, str], low: Mapping[str, str]) -> frozenset[tu
                      if high.get(key) != low.get(key))
 
 
-def conformance(catalog: Catalog, root: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """(per claim whose every variant runs, in every part its kind names (`ExperimentKind.conformance_parts`),
-    settings some committed conformance fixture of that part covers: those fixtures, in words; per claim
-    covered so in some part but not in every one: the parts not covered, and why)."""
+def conformance(catalog: Catalog, root: Path) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
+    """Keyed (claim, profile), for each profile the claim is tested at: (where every variant it reads runs, in
+    every part its kind names (`ExperimentKind.conformance_parts`), settings some committed conformance fixture
+    of that part covers: those fixtures, in words; where so in some part but not in every one: the parts not
+    covered, and why)."""
     fixtures = [(path.name, _covers(path)) for path in sorted((root / CONFORMANCE_DIR).glob("*.json"))]
-    covered: dict[str, str] = {}
-    gaps: dict[str, str] = {}
-    resolved: dict[tuple[str, str], BaseModel] = {}
+    covered: dict[tuple[str, str], str] = {}
+    gaps: dict[tuple[str, str], str] = {}
+    resolved: dict[tuple[str, str, str], BaseModel] = {}
     for loaded in catalog.claims:
         target = catalog.specs[loaded.claim.experiment]
         variants = _variants_read(loaded.claim)
-        if not variants or not target.kind.conformance_parts:
-            continue
         parts = target.kind.conformance_parts
-        found = [_part_coverage(part, target, variants, fixtures, resolved) for part in parts]
-        if all(by for by, _ in found):
-            covered[loaded.id] = "; ".join(by for by, _ in found)
-        elif any(by for by, _ in found):
-            held = ", ".join(part for part, (by, _) in zip(parts, found) if by)
-            gaps[loaded.id] = "; ".join(why for by, why in found if not by) + f" (covered: {held})"
+        if not variants or not parts:
+            continue
+        for profile in loaded.claim.expect:
+            found = [_part_coverage(part, target, profile, variants, fixtures, resolved) for part in parts]
+            if all(by for by, _ in found):
+                covered[(loaded.id, profile)] = "; ".join(by for by, _ in found)
+            elif any(by for by, _ in found):
+                held = ", ".join(part for part, (by, _) in zip(parts, found) if by)
+                gaps[(loaded.id, profile)] = "; ".join(why for by, why in found if not by) + f" (covered: {held})"
     return covered, gaps
 
 
@@ -104,33 +106,34 @@ def _covers(path: Path) -> dict[str, Any]:
     return covers
 
 
-def conformance_coverage(catalog: Catalog, root: Path) -> dict[str, str]:
-    """Per claim the committed conformance fixtures cover in every part: which fixtures, in words."""
+def conformance_coverage(catalog: Catalog, root: Path) -> dict[tuple[str, str], str]:
+    """Per (claim, profile) the committed conformance fixtures cover in every part: which fixtures, in words."""
     return conformance(catalog, root)[0]
 
 
-def _part_coverage(part: str, target: LoadedSpec, variants: list[str], fixtures: list[tuple[str, dict]],
-                   resolved: dict[tuple[str, str], BaseModel]) -> tuple[str, str]:
+def _part_coverage(part: str, target: LoadedSpec, profile: str, variants: list[str],
+                   fixtures: list[tuple[str, dict]], resolved: dict[tuple[str, str, str], BaseModel]
+                   ) -> tuple[str, str]:
     """(the first fixture of ``part`` covering every variant, in words, or ''; else why not)."""
     missing = []
     for name, cover in fixtures:
         if cover["kind"] != target.spec.kind or part not in cover["parts"]:
             continue
-        left = _first_uncovered(cover["settings"], target, variants, resolved)
+        left = _first_uncovered(cover["settings"], target, profile, variants, resolved)
         if not left:
             return f"{cover['text']} ({CONFORMANCE_DIR}/{name})", ""
         missing.append(f"{CONFORMANCE_DIR}/{name} does not cover {left}")
     return "", f"{part}: {'; '.join(missing) or 'no conformance fixture'}"
 
 
-def _first_uncovered(settings: Mapping[str, list], target: LoadedSpec, variants: list[str],
-                     resolved: dict[tuple[str, str], BaseModel]) -> str:
-    """The settings of the first variant (at the spec's first profile) whose values ``settings`` leave out, in
-    words; '' where they cover every variant."""
+def _first_uncovered(settings: Mapping[str, list], target: LoadedSpec, profile: str, variants: list[str],
+                     resolved: dict[tuple[str, str, str], BaseModel]) -> str:
+    """The settings of the first variant (at ``profile``) whose values ``settings`` leave out, in words; '' where
+    they cover every variant."""
     for variant in variants:
-        key = (target.spec.experiment, variant)
+        key = (target.spec.experiment, variant, profile)
         if key not in resolved:
-            resolved[key] = target.resolve(variant, next(iter(target.spec.profiles)))
+            resolved[key] = target.resolve(variant, profile)
         left = [f"{setting} = {value}" for setting, values in settings.items()
                 if (value := _setting(resolved[key], setting)) not in {json.dumps(v, sort_keys=True) for v in values}]
         if left:
@@ -155,6 +158,32 @@ def claimed(catalog: Catalog) -> dict[tuple[str, str], Claimed]:
     """Every claim's hand-written attribution per profile, as the rule's input."""
     return {(loaded.id, profile): Claimed(a.whose, a.evidence, a.quote, a.quote_source, a.as_run or "")
             for loaded in catalog.claims for profile, a in loaded.claim.attribution.items()}
+
+
+STUDIES_DIR = "studies"
+"""Where `fedclaims study` writes each study's committed reading, `<study>/study.json`."""
+
+
+def committed_studies(root: Path) -> list[dict[str, Any]]:
+    """The committed studies' readings (`studies/*/study.json`)."""
+    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted((root / STUDIES_DIR).glob("*/study.json"))]
+
+
+def study_evidence(read: Iterable[Mapping[str, Any]], committed: Iterable[Mapping[str, Any]]
+                   ) -> list[Mapping[str, Any]]:
+    """Per study, the reading over more points of its axis: the one read from the records at hand, or its
+    committed reading where those records hold fewer points (a study's runs at points off the profiles are
+    kept in the store that ran them, its reading committed under studies/)."""
+    chosen = {study["study"]: study for study in read}
+    for study in committed:
+        here = chosen.get(study["study"])
+        if here is None or _points(study) > _points(here):
+            chosen[study["study"]] = study
+    return list(chosen.values())
+
+
+def _points(study: Mapping[str, Any]) -> int:
+    return max((len(claim["points"]) for claim in study["claims"]), default=0)
 
 
 def study_headings(studies: Iterable[Mapping[str, Any]]) -> dict[str, tuple[StudyHeading, ...]]:

@@ -19,7 +19,7 @@ from harness.loading.studies import PAPER_PROFILE
 from harness.pipeline import Outcome, numerics_of
 from harness.provenance import git_commit, library_versions, machine
 from harness.report import confirmatory
-from harness.report.attributions import with_attributions
+from harness.report.attributions import committed_studies, study_evidence, with_attributions
 from harness.report.cells import DETAIL_DIR, cell, relative
 from harness.report.digest import MAX_LINES, digest, tested_and_paper
 from harness.report.figures import draw_figures
@@ -389,8 +389,8 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
     outcome, settings = report.outcome, report.settings
     detail_dir = report_path.parent / DETAIL_DIR
     study_lines, study_files, readings = studies_section(studies, report_path, figures_dir)
-    report.levels = with_attributions(report.catalog, outcome.verdicts, report.levels,
-                                      study_dicts(readings, report_path.parent), settings.root)
+    studies_read = study_evidence(study_dicts(readings, report_path.parent), committed_studies(settings.root))
+    report.levels = with_attributions(report.catalog, outcome.verdicts, report.levels, studies_read, settings.root)
     shown = [v for v in outcome.verdicts if v.profile in report.profiles]
     lines = report.header()
     lines += digest(report.catalog, shown, report.levels, report.profiles, report.detail_link,

@@ -73,12 +73,12 @@ class Evidence:
     relations: Mapping[str, frozenset[str]]
     """Per claim, the claims stating the same relation (itself included)."""
     studies: Mapping[str, tuple[StudyHeading, ...]] = field(default_factory=dict)
-    conformance: Mapping[str, str] = field(default_factory=dict)
-    """Per claim whose every part the conformance fixtures cover: which fixtures."""
+    conformance: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    """Per (claim, profile) whose every part the conformance fixtures cover at that profile: which fixtures."""
     claimed: Mapping[tuple[str, str], Claimed] = field(default_factory=dict)
-    conformance_gaps: Mapping[str, str] = field(default_factory=dict)
-    """Per claim the conformance fixtures cover in some part but not in every one: the parts not covered, and
-    why."""
+    conformance_gaps: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    """Per (claim, profile) the conformance fixtures cover in some part but not in every one: the parts not
+    covered, and why."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def _claimed_holds(claimed: Claimed, claim: str, profile: str, evidence: Evidenc
             f"`{claimed.as_run}` does not PASS at {profile}" + (f" ({as_run.status})" if as_run else ""))
         return Attribution(UNEXPLAINED, f"the verdict does not flip: it {ran}")
     if claimed.whose == IMPLEMENTATION:
-        covered = evidence.conformance.get(claim, "")
+        covered = evidence.conformance.get((claim, profile), "")
         if covered:
             return Attribution(UNEXPLAINED, f"the implementation is ruled out: {covered}")
         return Attribution(IMPLEMENTATION, claimed.evidence)
@@ -143,7 +143,7 @@ def _scale_or_unexplained(claim: str, profile: str, evidence: Evidence) -> Attri
     if tested.fraction is not None and tested.fraction < LEARNED and not _fails_where_learned(claim, evidence):
         return Attribution(SCALE, f"the models reach {tested.fraction:.2f} of the paper's gain over chance here, "
                                   f"below {LEARNED}, and no claim of the same relation FAILs where they learn")
-    covered, gap = evidence.conformance.get(claim, ""), evidence.conformance_gaps.get(claim, "")
+    covered, gap = evidence.conformance.get((claim, profile), ""), evidence.conformance_gaps.get((claim, profile), "")
     why = [f"not {SCALE}: {_why_not_scale(claim, profile, evidence)}",
            f"the implementation is ruled out: {covered}" if covered else "",
            f"the implementation is not ruled out: {gap}" if gap else ""]
