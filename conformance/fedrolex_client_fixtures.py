@@ -290,7 +290,9 @@ def client_metadata(commit: str, repository: str, description: dict) -> dict:
                      "un-augmented batches; below width 1 only with the authors' Scaler off: as run it divides "
                      "activations by the width before batch norm, which makes the norm's eps 1e-5 times the width "
                      "squared where the project's is 1e-5 (declared, measured: docs/conformance.md); the runs' "
-                     "random crops and flips and the ResNet not covered"),
+                     "random crops and flips and the ResNet not covered; inputs as given: the runs normalise each "
+                     "channel by the federation's own mean and std, the authors' data.py by fixed constants "
+                     "(declared in specs/fedrolex-cifar10.yaml)"),
             "settings": {"federation.optimizer": ["sgd", "adam"], "federation.label_split": [True],
                          "federation.clip_norm": [1.0], "federation.local_epochs": [1],
                          "federation.precision": ["fp32"], "model.arch": ["conv"], "caps.tiers": [[1.0]],
