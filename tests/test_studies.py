@@ -23,6 +23,7 @@ from harness.report.studies import (
     read_outcome,
     series_trend,
 )
+from harness.running.bundle import RecordBundle
 from harness.running.planning import plan, variants_needed
 from harness.running.store import ResultStore
 from harness.schema.expectations.approx import Approx
@@ -250,3 +251,25 @@ def test_a_study_says_whether_a_fail_stands_as_the_axis_grows() -> None:
     assert "whose the FAIL is stays open" in faded, "an INCONCLUSIVE largest point attributes the FAIL to nothing"
     assert "where the claim holds: it is the smaller scales'" in claim("FAIL", "PASS", "PASS").whose_fail()
     assert claim("FAIL", "SKIPPED", "SKIPPED").whose_fail() is None, "one measured point says nothing of a trend"
+
+
+def test_records_add_bundles_a_studys_runs_so_a_fresh_store_reads_its_points(settings, tmp_path: Path,
+                                                                               monkeypatch) -> None:
+    """A study's runs off the profiles live in the store that ran them; `records add --study` commits them to
+    records/, so a clone with an empty store reads the study's points from the committed records."""
+    monkeypatch.setenv("FEDCLAIMS_RECORDS", "1")  # the commands read the project's records, as a user's do
+    root = str(settings.root)
+    assert cli.main(["--root", root, "study", "groups", "--point", "4", "--point", "8", "--store",
+                     str(settings.store_dir), "--output", str(tmp_path / "ran"), "--workers", "1"]) == 0
+    assert cli.main(["--root", root, "records", "add", "--study", "groups", "--point", "4",
+                     "--store", str(settings.store_dir)]) == 0
+    bundled = {record["profile"] for record in RecordBundle(settings.root / "records").records()}
+    assert bundled == {"small@index_groups=4"}, "only the point asked for"
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert cli.main(["--root", root, "study", "groups", "--from-store", "--store", str(fresh),
+                     "--output", str(tmp_path / "read")]) == 0
+    claims = json.loads((tmp_path / "read" / "study.json").read_text())["claims"]
+    read = {p["value"]: p for p in next(c for c in claims if c["claim"] == "tiny.rolling-exact")["points"]}
+    assert read[4]["verdict"] == "PASS", read[4]["reason"]
+    assert read[8]["verdict"] == "SKIPPED" and "not run at profile" in read[8]["reason"]

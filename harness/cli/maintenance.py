@@ -6,6 +6,8 @@ from pathlib import Path
 from harness.cli.common import (
     add_execution,
     add_selection,
+    add_study_options,
+    point_values,
     settings_of,
     stderr,
     stdout,
@@ -223,19 +225,23 @@ def cmd_records(args) -> int:
         from harness.running.fetching import survey_data
         from harness.running.planning import datasets_needed, plan, variants_needed
         catalog, claims = select(settings, args.paper, args.claim)
-        profiles = args.profile or [DEFAULT_PROFILE]
+        profiles, variants_for = args.profile or [DEFAULT_PROFILE], variants_needed
+        if args.study:  # a study's runs at its points: its reading's evidence, as a profile's runs are a verdict's
+            chosen = catalog.study(args.study).select(point_values(args.point))
+            claims = [c for c in claims if c.id in chosen.claim_ids]
+            profiles, variants_for = chosen.profiles, chosen.variants_for
         catalog.check_profiles(profiles)
         store = ResultStore(settings.store_dir, bundle=bundle)  # its records key the runs that refer to them
-        data = survey_data(datasets_needed(catalog, claims, profiles, variants_needed), settings)
-        requests, _ = plan(catalog, claims, profiles, settings, store, data.fingerprints)
-        for profile in profiles:
+        data = survey_data(datasets_needed(catalog, claims, profiles, variants_for), settings)
+        requests, _ = plan(catalog, claims, profiles, settings, store, data.fingerprints, variants_for)
+        for profile in [] if args.study else profiles:
             requests += _added_seed_requests(catalog, profile, requests, settings, store, data.fingerprints)
         records = {r.key: store.reusable(r.key) for r in requests}
         missing = [r for r in requests if records[r.key] is None]
         for r in missing:
             stderr.print(f"not in the store: {r.experiment}/{r.variant}/seed {r.seed} ({r.profile}) {r.key[:16]}")
         merge = bundle.add(record for record in records.values() if record is not None)
-        for profile in profiles:
+        for profile in [] if args.study else profiles:
             _bundle_sequential_plan(settings, profile)
     for key in merge.conflicts:
         stderr.print(f"[yellow]conflict:[/yellow] {bundle.path(key)} holds other content for this run; kept")
@@ -348,5 +354,6 @@ def add_commands(sub) -> None:
     records.add_argument("action", choices=("add", "import", "migrate", "verify"))
     records.add_argument("source", nargs="?", help="import: the folder of the bundle to import")
     add_selection(records)
+    add_study_options(records, required=False)
     add_execution(records)
     records.set_defaults(func=cmd_records)
