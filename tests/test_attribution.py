@@ -212,8 +212,10 @@ def test_a_fixture_without_its_parts_is_refused_naming_the_file(tmp_path: Path) 
         conformance(CATALOG, root)
 
 
-def _study(name: str, points: int, heading: str) -> dict:
-    return {"study": name, "claims": [{"claim": "c", "points": [{}] * points, "trends": [{"heading": heading}]}]}
+def _study(name: str, points: int, heading: str, listed: int = 3) -> dict:
+    """A study reading listing `listed` points, the first `points` of them with values."""
+    read = [{"values": {"a − b": {"0": 1.0}} if k < points else {}} for k in range(listed)]
+    return {"study": name, "claims": [{"claim": "c", "points": read, "trends": [{"heading": heading}]}]}
 
 
 def test_a_study_is_read_over_the_more_points_the_records_at_hand_or_its_committed_reading_hold() -> None:

@@ -171,9 +171,9 @@ def committed_studies(root: Path) -> list[dict[str, Any]]:
 
 def study_evidence(read: Iterable[Mapping[str, Any]], committed: Iterable[Mapping[str, Any]]
                    ) -> list[Mapping[str, Any]]:
-    """Per study, the reading over more points of its axis: the one read from the records at hand, or its
-    committed reading where those records hold fewer points (a study's runs at points off the profiles are
-    kept in the store that ran them, its reading committed under studies/)."""
+    """Per study, the reading over more points of its axis with values: the one read from the records at hand,
+    or its committed reading where those records hold fewer (a study's runs at points off the profiles are in
+    records/ only where `records add --study` bundled them; its reading is committed under studies/)."""
     chosen = {study["study"]: study for study in read}
     for study in committed:
         here = chosen.get(study["study"])
@@ -183,7 +183,9 @@ def study_evidence(read: Iterable[Mapping[str, Any]], committed: Iterable[Mappin
 
 
 def _points(study: Mapping[str, Any]) -> int:
-    return max((len(claim["points"]) for claim in study["claims"]), default=0)
+    """The most points with values of any of the study's claims."""
+    return max((sum(1 for point in claim["points"] if any(point.get("values", {}).values()))
+                for claim in study["claims"]), default=0)
 
 
 def study_headings(studies: Iterable[Mapping[str, Any]]) -> dict[str, tuple[StudyHeading, ...]]:
