@@ -72,3 +72,17 @@ def test_each_committed_run_names_the_record_its_values_came_from() -> None:
     assert len(committed) > 100
     differing = [run["key"][:16] for run in committed if run.get("record") != bundle.read(run["key"])["checksum"]]
     assert differing == []
+
+
+def test_the_counts_table_counts_the_runs_behind_every_profiles_verdicts() -> None:
+    """A profile verified from committed records (not run by the report's own invocation) still counts the runs
+    its verdicts read: the table's runs are those REPORT.json lists for the paper at the profile."""
+    report = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
+    lines = (ROOT / "REPORT.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index("## Counts")
+    rows = [line.split(" | ") for line in lines[start:] if line.startswith("| fedrolex | ")]
+    experiments = {v["experiment"] for v in report["verdicts"] if v["paper"] == "fedrolex"}
+    for row in rows:
+        profile, runs = row[1], int(row[-2])
+        listed = {r["key"] for r in report["runs"] if r["profile"] == profile and r["experiment"] in experiments}
+        assert runs == len(listed) > 0, (profile, runs, len(listed))
