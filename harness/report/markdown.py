@@ -224,7 +224,7 @@ class _Report:
         """Number of stored runs and their summed run time for some experiments at a profile (an archived
         profile's too, whose verdicts were read from records: their runs are not among the outcome's requests)."""
         runs, seconds = 0, 0.0
-        for request in {r.key: r for r in self.read}.values():
+        for request in {(r.key, r.profile): r for r in self.read}.values():
             if request.experiment in experiments and request.profile == profile:
                 record = self.records[request.key]
                 if record is not None:
