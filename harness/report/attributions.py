@@ -106,11 +106,6 @@ def _covers(path: Path) -> dict[str, Any]:
     return covers
 
 
-def conformance_coverage(catalog: Catalog, root: Path) -> dict[tuple[str, str], str]:
-    """Per (claim, profile) the committed conformance fixtures cover in every part: which fixtures, in words."""
-    return conformance(catalog, root)[0]
-
-
 def _part_coverage(part: str, target: LoadedSpec, profile: str, variants: list[str],
                    fixtures: list[tuple[str, dict]], resolved: dict[tuple[str, str, str], BaseModel]
                    ) -> tuple[str, str]:
