@@ -99,6 +99,15 @@ def point_values(texts: list[str]) -> list:
     return [yaml.safe_load(text) for text in texts]
 
 
+def runs_selected(catalog, claims: list, args, variants_for):
+    """(claims, profiles, variants_for) a planning command selects: the `--profile`s, or with `--study` that
+    study's claims at its points (`--point`), with the variants its points run."""
+    if not getattr(args, "study", None):
+        return claims, args.profile or [DEFAULT_PROFILE], variants_for
+    chosen = catalog.study(args.study).select(point_values(args.point))
+    return [c for c in claims if c.id in chosen.claim_ids], chosen.profiles, chosen.variants_for
+
+
 def add_study_options(parser: argparse.ArgumentParser, required: bool) -> None:
     if required:
         parser.add_argument("study", help="a study declared in a spec's `studies`")

@@ -7,7 +7,7 @@ from harness.cli.common import (
     add_execution,
     add_selection,
     add_study_options,
-    point_values,
+    runs_selected,
     settings_of,
     stderr,
     stdout,
@@ -225,11 +225,7 @@ def cmd_records(args) -> int:
         from harness.running.fetching import survey_data
         from harness.running.planning import datasets_needed, plan, variants_needed
         catalog, claims = select(settings, args.paper, args.claim)
-        profiles, variants_for = args.profile or [DEFAULT_PROFILE], variants_needed
-        if args.study:  # a study's runs at its points: its reading's evidence, as a profile's runs are a verdict's
-            chosen = catalog.study(args.study).select(point_values(args.point))
-            claims = [c for c in claims if c.id in chosen.claim_ids]
-            profiles, variants_for = chosen.profiles, chosen.variants_for
+        claims, profiles, variants_for = runs_selected(catalog, claims, args, variants_needed)
         catalog.check_profiles(profiles)
         store = ResultStore(settings.store_dir, bundle=bundle)  # its records key the runs that refer to them
         data = survey_data(datasets_needed(catalog, claims, profiles, variants_for), settings)

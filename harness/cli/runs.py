@@ -9,6 +9,7 @@ from harness.cli.common import (
     add_study_options,
     add_until_decided,
     point_values,
+    runs_selected,
     settings_of,
     stderr,
     stdout,
@@ -28,11 +29,7 @@ def cmd_plan(args) -> int:
     from harness.running.run_costs import MeasuredCosts, duration, total_text
     settings = settings_of(args)
     catalog, claims = select(settings, args.paper, args.claim, check_design=True)
-    profiles, variants_for = args.profile or [DEFAULT_PROFILE], variants_needed
-    if args.study:
-        chosen = catalog.study(args.study).select(point_values(args.point))
-        claims = [c for c in claims if c.id in chosen.claim_ids]
-        profiles, variants_for = chosen.profiles, chosen.variants_for
+    claims, profiles, variants_for = runs_selected(catalog, claims, args, variants_needed)
     catalog.check_profiles(profiles)
     store = store_for(settings)
     data = survey_data(datasets_needed(catalog, claims, profiles, variants_for), settings)
