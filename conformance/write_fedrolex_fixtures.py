@@ -24,12 +24,17 @@ unchanged; the reference's `datasets` package (file readers) is stood in for by 
 
 The client's fixture (`conformance/fedrolex_client.{json,npz}`: the authors' `resnet_client.py` step under
 both recipes the project runs, and what is stood in for it) is written by `fedrolex_client_fixtures.py`,
-called last; `tests/test_fedrolex_client_conformance.py` holds the project's client training to it.
+called after the server's; `tests/test_fedrolex_client_conformance.py` holds the project's client training to
+it. The augmentation's fixture (`conformance/fedrolex_augmentation.{json,npz}`: the authors' CIFAR-10 training
+transform, as their `data.fetch_dataset` builds it, applied thousands of times to fixed images, its outputs'
+crop offsets and flips tallied) is written by `fedrolex_augmentation_fixtures.py`, called last;
+`tests/test_fedrolex_augmentation_conformance.py` holds the clients' `CropFlip` to it.
 
 Not run in CI (it needs the authors' checkout); run from the repository's root with it on the path
 (`PYTHONPATH=. python conformance/write_fedrolex_fixtures.py CHECKOUT`). Its output, `conformance/fedrolex.json`,
-`conformance/fedrolex.npz`, `conformance/fedrolex_client.json` and `conformance/fedrolex_client.npz` (numpy
-arrays, no pickle), is committed; every run writes the same bytes.
+`conformance/fedrolex.npz`, `conformance/fedrolex_client.json`, `conformance/fedrolex_client.npz`,
+`conformance/fedrolex_augmentation.json` and `conformance/fedrolex_augmentation.npz` (numpy arrays, no pickle),
+is committed; every run writes the same bytes.
 """
 from __future__ import annotations
 
@@ -48,6 +53,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from conformance.fedrolex_augmentation_fixtures import augmentation_fixture, augmentation_metadata
 from conformance.fedrolex_client_fixtures import client_fixture, client_metadata
 
 REFERENCE_REPOSITORY = "AIoT-MLSys-Lab/FedRolex"
@@ -279,14 +285,19 @@ def main() -> None:
         runs.append({"prefix": prefix, "extraction": mode, "server": cls, "weighting": weighting})
     utils, data, cfg = import_reference_draws(root)
     draws = {"dynamic": dynamic_draws(server_module, utils, cfg, initial), "shards": shard_draws(data, cfg)}
-    np.savez_compressed(OUT / "fedrolex.npz", **arrays)
-    (OUT / "fedrolex.json").write_text(json.dumps(_metadata(commit, runs, draws), indent=1) + "\n",
-                                       encoding="utf-8")
+    _write("fedrolex", arrays, _metadata(commit, runs, draws))
     client_arrays: dict[str, np.ndarray] = {}
     described = client_fixture(root, utils, cfg, client_arrays)
-    np.savez_compressed(OUT / "fedrolex_client.npz", **client_arrays)
-    (OUT / "fedrolex_client.json").write_text(
-        json.dumps(client_metadata(commit, REFERENCE_REPOSITORY, described), indent=1) + "\n", encoding="utf-8")
+    _write("fedrolex_client", client_arrays, client_metadata(commit, REFERENCE_REPOSITORY, described))
+    augmentation_arrays: dict[str, np.ndarray] = {}
+    described = augmentation_fixture(root, data, augmentation_arrays)
+    _write("fedrolex_augmentation", augmentation_arrays,
+           augmentation_metadata(commit, REFERENCE_REPOSITORY, described))
+
+
+def _write(name: str, arrays: dict[str, np.ndarray], metadata: dict) -> None:
+    np.savez_compressed(OUT / f"{name}.npz", **arrays)
+    (OUT / f"{name}.json").write_text(json.dumps(metadata, indent=1) + "\n", encoding="utf-8")
 
 
 def _metadata(commit: str, runs: list[dict], draws: dict) -> dict:

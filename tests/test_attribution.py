@@ -147,27 +147,31 @@ def test_table_3_figures_without_their_source_do_not_make_a_fail_the_papers(clai
 
 
 def test_the_committed_conformance_fixtures_rule_out_the_implementation_only_where_they_cover() -> None:
-    """The server's fixture covers FedRolex's runs, the client's only un-augmented ones of HeteroFL's CNN at
+    """The server's fixture and the augmentation's cover FedRolex's runs, the client's only HeteroFL's CNN at
     width 1 (its Scaler makes the authors' batch norm differ below it): no claim is ruled out, and each
     FedRolex claim the server's covers says what of its clients' training is not."""
     covered, gaps = conformance(CATALOG, ROOT)
     assert not covered
     claim = "fedrolex.participation.10pct"
     learning, paper = gaps[(claim, "learning")], gaps[(claim, "paper")]
-    assert learning.startswith("client: conformance/fedrolex_client.json does not cover ")
-    assert "federation.augmentation = \"crop_flip\"" in learning and learning.endswith("(covered: server)")
+    assert learning.startswith("client: conformance/fedrolex_client.json does not cover caps.tiers = ")
+    assert "augmentation" not in learning.removesuffix("(covered: server, augmentation)")
+    assert learning.endswith("(covered: server, augmentation)") and paper.endswith("(covered: server, augmentation)")
     assert "preresnet18" in paper and "preresnet18" not in learning  # each profile's own model
     reads_update_weights = [loaded.id for loaded in CATALOG.claims
                             if "fedrolex-update-weights" in getattr(loaded.claim.observe, "of", [])]
-    assert reads_update_weights and not set(reads_update_weights) & {c for c, _ in gaps}  # the stem differs there
+    assert reads_update_weights
+    for key in [key for key in gaps if key[0] in reads_update_weights]:  # the stem differs there
+        assert gaps[key].startswith("server: conformance/fedrolex.json does not cover federation.weighting = ")
     assert not any(claim.startswith("hasfl.") for claim, _ in {*covered, *gaps})
 
 
-def _fixtures(root: Path, **covers: dict) -> Path:
-    """A repository root whose conformance fixtures are the committed server's and the ``covers`` given
-    (file name -> `covers`)."""
+def _fixtures(root: Path, committed: tuple[str, ...] = ("fedrolex.json",), **covers: dict) -> Path:
+    """A repository root whose conformance fixtures are the ``committed`` ones (the server's unless told) and the
+    ``covers`` given (file name -> `covers`)."""
     (root / CONFORMANCE_DIR).mkdir(parents=True)
-    shutil.copy(ROOT / CONFORMANCE_DIR / "fedrolex.json", root / CONFORMANCE_DIR / "fedrolex.json")
+    for name in committed:
+        shutil.copy(ROOT / CONFORMANCE_DIR / name, root / CONFORMANCE_DIR / name)
     for name, cover in covers.items():
         (root / CONFORMANCE_DIR / f"{name}.json").write_text(json.dumps({"covers": cover}), encoding="utf-8")
     return root
@@ -181,7 +185,8 @@ def test_a_claim_the_server_fixture_alone_covers_is_not_ruled_out(tmp_path: Path
     claim = "fedrolex.participation.10pct"
     covered, gaps = conformance(CATALOG, _fixtures(tmp_path))
     assert (claim, "learning") not in covered
-    assert gaps[(claim, "learning")] == "client: no conformance fixture (covered: server)"
+    assert gaps[(claim, "learning")] == ("client: no conformance fixture; augmentation: no conformance fixture "
+                                         "(covered: server)")
     tested = VerdictAt(claim, "learning", "FAIL", 0.6)
     found = attribute(claim, "learning", Evidence({(claim, "learning"): tested}, relations(CATALOG),
                                                   conformance=covered, conformance_gaps=gaps))
@@ -192,18 +197,60 @@ def test_a_claim_the_server_fixture_alone_covers_is_not_ruled_out(tmp_path: Path
                                                  claimed={(claim, "learning"): said})).whose == IMPLEMENTATION
 
 
+SERVER_AND_AUGMENTATION = ("fedrolex.json", "fedrolex_augmentation.json")
+
+
 def test_fixtures_of_every_part_rule_the_implementation_out_and_name_each(tmp_path: Path) -> None:
     claim = "fedrolex.participation.10pct"
-    augmented = _client({"federation.optimizer": ["sgd"], "federation.augmentation": ["crop_flip"]})
-    unaugmented = _client({"federation.augmentation": ["none"]})
-    covered, gaps = conformance(CATALOG, _fixtures(tmp_path / "both", client=augmented, narrow=unaugmented))
+    stated, as_run = _client({"federation.optimizer": ["sgd"]}), _client({"federation.optimizer": ["adam"]})
+    covered, gaps = conformance(CATALOG, _fixtures(tmp_path / "both", SERVER_AND_AUGMENTATION, client=stated,
+                                                   narrow=as_run))
     assert (claim, "learning") in covered and (claim, "learning") not in gaps
-    assert "resnet_server.py" in covered[(claim, "learning")]
+    assert "resnet_server.py" in covered[(claim, "learning")] and "RandomCrop" in covered[(claim, "learning")]
     assert "a client step reproduced (conformance/client.json)" in covered[(claim, "learning")]
-    covered, gaps = conformance(CATALOG, _fixtures(tmp_path / "narrow", narrow=unaugmented))
+    covered, gaps = conformance(CATALOG, _fixtures(tmp_path / "narrow", SERVER_AND_AUGMENTATION, narrow=as_run))
     assert (claim, "learning") not in covered
-    assert gaps[(claim, "learning")] == ("client: conformance/narrow.json does not cover federation.augmentation = "
-                                         "\"crop_flip\" (variant `fedrolex-l2`) (covered: server)")
+    assert gaps[(claim, "learning")] == ("client: conformance/narrow.json does not cover federation.optimizer = "
+                                         "\"sgd\" (variant `fedrolex-l2`) (covered: server, augmentation)")
+
+
+def test_a_claim_whose_clients_crop_and_flip_is_not_ruled_out_without_the_augmentation_fixture(tmp_path: Path
+                                                                                                ) -> None:
+    """Server and client covered, augmentation not: the FAIL stays unexplained and names the part; an
+    augmentation fixture that covers only `none` names the setting it leaves out."""
+    claim = "fedrolex.participation.10pct"
+    client = _client({"federation.optimizer": ["sgd", "adam"]})
+    covered, gaps = conformance(CATALOG, _fixtures(tmp_path / "none", client=client))
+    assert (claim, "learning") not in covered
+    assert gaps[(claim, "learning")] == "augmentation: no conformance fixture (covered: server, client)"
+    tested = VerdictAt(claim, "learning", "FAIL", 0.6)
+    found = attribute(claim, "learning", Evidence({(claim, "learning"): tested}, relations(CATALOG),
+                                                  conformance=covered, conformance_gaps=gaps))
+    assert found.whose == UNEXPLAINED
+    assert "the implementation is not ruled out: augmentation: no conformance fixture" in found.why
+    identity = {"kind": "federated_training", "parts": ["augmentation"], "text": "no augmentation",
+                "settings": {"federation.augmentation": ["none"]}}
+    covered, gaps = conformance(CATALOG, _fixtures(tmp_path / "identity", client=client, identity=identity))
+    assert (claim, "learning") not in covered
+    assert gaps[(claim, "learning")] == ("augmentation: conformance/identity.json does not cover "
+                                         "federation.augmentation = \"crop_flip\" (variant `fedrolex-l2`) "
+                                         "(covered: server, client)")
+    covered, _ = conformance(CATALOG, _fixtures(tmp_path / "all", SERVER_AND_AUGMENTATION, client=client))
+    assert "conformance/fedrolex_augmentation.json" in covered[(claim, "learning")]
+
+
+def test_a_part_no_variant_runs_needs_no_fixture(tmp_path: Path) -> None:
+    """HaSFL's variants do not augment (`federation.augmentation: none`, where federated training declares the
+    augmentation part idle): fixtures of the server and the client covering every setting rule the
+    implementation out for its claims without any augmentation fixture, not for FedRolex's, which crop and
+    flip."""
+    everything = {"kind": "federated_training", "text": "reproduced", "settings": {}}
+    covered, gaps = conformance(CATALOG, _fixtures(tmp_path, (), server={**everything, "parts": ["server"]},
+                                                   client={**everything, "parts": ["client"]}))
+    hasfl = "hasfl.updates.cifar10.norm-differs-by-an-order-of-magnitude"
+    assert covered[(hasfl, "learning")] == "reproduced (conformance/server.json); reproduced (conformance/client.json)"
+    claim = "fedrolex.participation.10pct"
+    assert gaps[(claim, "learning")] == "augmentation: no conformance fixture (covered: server, client)"
 
 
 def test_a_fixture_without_its_parts_is_refused_naming_the_file(tmp_path: Path) -> None:

@@ -205,10 +205,14 @@ class ExperimentKind:
     the engine leaves for a part that cannot take it): said once by `verify` and `report`, and in the report's
     Provenance (`harness.pipeline.execution_notes`)."""
     conformance_parts: tuple[str, ...] = ()
-    """The parts of a run of this kind (e.g. the server's extraction and aggregation, the clients' training)
-    that conformance fixtures must each cover, for every variant a claim reads, before the implementation is
-    ruled out as whose the claim's FAIL is (`harness.report.attributions.conformance`; each fixture's
-    `covers.parts` names the parts it holds the project to). Empty: never ruled out."""
+    """The parts of a run of this kind (e.g. the server's extraction and aggregation, the clients' training, their
+    augmentation) that conformance fixtures must each cover, for every variant a claim reads, before the
+    implementation is ruled out as whose the claim's FAIL is (`harness.report.attributions.conformance`; each
+    fixture's `covers.parts` names the parts it holds the project to). Empty: never ruled out."""
+    conformance_idle: Mapping[str, Mapping[str, tuple[Any, ...]]] = field(default_factory=dict)
+    """Per part of `conformance_parts`, the settings (dotted key -> values) at which a run does not run it (it is
+    the identity there, as augmentation at `federation.augmentation: none`): a variant at any of them needs no
+    fixture of that part, and a claim none of whose variants runs the part is judged on the other parts."""
     timed: bool = False
     """Whether its runs measure their own seconds as results (a cost claim reads them): such runs are executed
     one at a time after the other runs of an invocation, so that none of them shares the CPU with another run

@@ -229,7 +229,8 @@ FEDERATED_TRAINING = ExperimentKind(
     description="Federated (sub-)model training with a composed allocation policy, local objective and aggregator.",
     runner="harness.runners.federated",
     learning=Learning("end_accuracy", _chance, best="best_accuracy"),
-    conformance_parts=("server", "client"),
+    conformance_parts=("server", "client", "augmentation"),
+    conformance_idle={"augmentation": {"federation.augmentation": ("none",)}},
     metrics=classified({
         "final_accuracy": Metric("test accuracy (%) at the last evaluation", _final_accuracy, unit="%"),
         "best_accuracy": Metric("highest test accuracy (%) over the evaluations", _best_accuracy, unit="%"),

@@ -33,8 +33,8 @@ FIELDS = {
                    "(`harness.verdicts.attribution`), not its word: the rule derives whose every FAIL is (the scale "
                    "only below half the paper's gain over chance with no FAIL of the same relation where the models "
                    "learn, or with a study moving toward the claim; the implementation ruled out where conformance "
-                   "fixtures cover every part of the claim's runs, the server's and the clients'), reports a `whose` "
-                   "it does not derive as contradicted, and "
+                   "fixtures cover every part of the claim's runs, the server's, the clients' training and their "
+                   "augmentation), reports a `whose` it does not derive as contradicted, and "
                    "lists the FAILs it leaves unexplained at the end of the digest. An attribution at a profile the "
                    "claim does not test is refused.",
     "changed": "the claim's expectation's changes after seeds were run against it, oldest first, each "

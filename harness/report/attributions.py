@@ -73,9 +73,9 @@ def _difference(high: Mapping[str, str], low: Mapping[str, str]) -> frozenset[tu
 
 def conformance(catalog: Catalog, root: Path) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
     """Keyed (claim, profile), for each profile the claim is tested at: (where every variant it reads runs, in
-    every part its kind names (`ExperimentKind.conformance_parts`), settings some committed conformance fixture
-    of that part covers: those fixtures, in words; where so in some part but not in every one: the parts not
-    covered, and why)."""
+    every part its kind names (`ExperimentKind.conformance_parts`) and it runs (not idle there:
+    `ExperimentKind.conformance_idle`), settings some committed conformance fixture of that part covers: those
+    fixtures, in words; where so in some part but not in every one: the parts not covered, and why)."""
     fixtures = [(path.name, _covers(path)) for path in sorted((root / CONFORMANCE_DIR).glob("*.json"))]
     covered: dict[tuple[str, str], str] = {}
     gaps: dict[tuple[str, str], str] = {}
@@ -83,11 +83,15 @@ def conformance(catalog: Catalog, root: Path) -> tuple[dict[tuple[str, str], str
     for loaded in catalog.claims:
         target = catalog.specs[loaded.claim.experiment]
         variants = _variants_read(loaded.claim)
-        parts = target.kind.conformance_parts
-        if not variants or not parts:
+        if not variants or not target.kind.conformance_parts:
             continue
         for profile in loaded.claim.expect:
-            found = [_part_coverage(part, target, profile, variants, fixtures, resolved) for part in parts]
+            running = {part: [v for v in variants if _runs(part, target, profile, v, resolved)]
+                       for part in target.kind.conformance_parts}
+            parts = [part for part, run in running.items() if run]
+            if not parts:
+                continue
+            found = [_part_coverage(part, target, profile, running[part], fixtures, resolved) for part in parts]
             if all(by for by, _ in found):
                 covered[(loaded.id, profile)] = "; ".join(by for by, _ in found)
             elif any(by for by, _ in found):
@@ -126,14 +130,28 @@ def _first_uncovered(settings: Mapping[str, list], target: LoadedSpec, profile: 
     """The settings of the first variant (at ``profile``) whose values ``settings`` leave out, in words; '' where
     they cover every variant."""
     for variant in variants:
-        key = (target.spec.experiment, variant, profile)
-        if key not in resolved:
-            resolved[key] = target.resolve(variant, profile)
+        config = _resolved(target, variant, profile, resolved)
         left = [f"{setting} = {value}" for setting, values in settings.items()
-                if (value := _setting(resolved[key], setting)) not in {json.dumps(v, sort_keys=True) for v in values}]
+                if (value := _setting(config, setting)) not in {json.dumps(v, sort_keys=True) for v in values}]
         if left:
             return f"{', '.join(left)} (variant `{variant}`)"
     return ""
+
+
+def _runs(part: str, target: LoadedSpec, profile: str, variant: str,
+          resolved: dict[tuple[str, str, str], BaseModel]) -> bool:
+    """Whether the variant, at ``profile``, runs ``part``: at none of the settings its kind declares it idle at."""
+    config = _resolved(target, variant, profile, resolved)
+    return not any(_setting(config, setting) in {json.dumps(v, sort_keys=True) for v in values}
+                   for setting, values in target.kind.conformance_idle.get(part, {}).items())
+
+
+def _resolved(target: LoadedSpec, variant: str, profile: str, resolved: dict[tuple[str, str, str], BaseModel]
+              ) -> BaseModel:
+    key = (target.spec.experiment, variant, profile)
+    if key not in resolved:
+        resolved[key] = target.resolve(variant, profile)
+    return resolved[key]
 
 
 def _setting(config: BaseModel, setting: str) -> str:
