@@ -223,3 +223,25 @@ def test_a_number_that_stands_in_for_the_papers_quantity_says_so_with_the_conver
     text = "\n".join(findings(CATALOG, [upload], _levels([upload]), ["smoke"], lambda claim: f"#{claim}",
                               proxies=notes))
     assert "  - a proxy: communication counted in model coordinates" in text
+
+
+def test_what_cannot_be_decided_is_read_at_the_last_look_where_seeds_were_added() -> None:
+    claim = "fedrolex.as-run.large-server.rolling-above-static"
+    verdict = _verdict(claim, "learning", "INCONCLUSIVE")
+    verdict.power = {"unit": "seeds", "needed": 201}
+    spent = {"status": "INCONCLUSIVE", "seeds": list(range(10)), "looks": 6, "fixed_n": {"status": "INCONCLUSIVE"},
+             "alpha": 0.05, "alpha_spent": 0.05, "stopped": "max seeds reached",
+             "power": {"unit": "seeds", "needed": 22}}
+
+    def line(entry) -> str:
+        text = "\n".join(findings(CATALOG, [verdict], _levels([verdict]), ["learning"], lambda c: f"#{c}",
+                                  sequential={} if entry is None else {(claim, "learning"): entry}))
+        after = text.split("What this scale cannot decide:")[1].splitlines()
+        return next(row for row in after if row.startswith("  - ") and "would decide it" in row)
+
+    assert line(None) == "  - about 201 seeds would decide it"
+    assert line(spent) == ("  - still INCONCLUSIVE at 10 seeds, added until decided (max seeds reached): about 22 "
+                           "seeds would decide it at the observed effect and spread; its plan's α is spent, so a "
+                           "further test takes fresh, pre-registered seeds")
+    left = {**spent, "seeds": list(range(7)), "looks": 3, "alpha_spent": 0.036, "stopped": "budget spent"}
+    assert "at 7 seeds, added until decided (budget spent)" in line(left) and "its plan has α left" in line(left)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from harness.loading.catalog import Catalog
 from harness.report.digest import counts_line, tested_and_paper
+from harness.report.sequential import extended
 from harness.report.tally import Sequential, last_word
 from harness.schema import claim as schema
 from harness.verdicts.levels import LEARNED, Level
@@ -100,6 +101,26 @@ def _needed(verdict) -> str:
     return _short(power.get("note") or "no practical number of seeds would decide it", 160)
 
 
+def _still_needed(verdict, entry: Mapping | None) -> str:
+    """What would decide an undecided verdict: at the profile's seeds, or, where seeds were added until decided,
+    at its last look, and whether that plan can go on (α left) or a further test needs fresh seeds."""
+    if verdict.status != "INCONCLUSIVE":
+        return _short(verdict.reason, 280)
+    if entry is None or not extended(entry):
+        return _needed(verdict)
+    power = entry.get("power") or {}
+    needed = (f"about {power['needed']} {power.get('unit', 'seeds')} would decide it at the observed effect and spread"
+              if power.get("needed") else "no practical number of seeds would decide it")
+    if entry.get("alpha_spent", 0) >= entry.get("alpha", 1):
+        then = "; its plan's α is spent, so a further test takes fresh, pre-registered seeds"
+    elif power.get("needed"):
+        then = "; its plan has α left for more of its planned looks (`fedclaims verify --until-decided`)"
+    else:
+        then = ""
+    return (f"still INCONCLUSIVE at {len(entry['seeds'])} seeds, added until decided ({entry.get('stopped', '')}): "
+            f"{needed}{then}")
+
+
 DATASET = re.compile(r"dataset '([^']+)'")
 
 
@@ -172,7 +193,7 @@ def _paper_at_profile(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str
         lines += ["What this scale cannot decide:", ""]
         for v in undecided:
             lines += [*_row(catalog, v, level(v), link, proxies.get((v.claim, profile), "")),
-                      f"  - {_needed(v) if v.status == 'INCONCLUSIVE' else _short(v.reason, 280)}"]
+                      f"  - {_still_needed(v, sequential.get((v.claim, profile)))}"]
         lines.append("")
     skipped = [v for v in verdicts if v.status == "SKIPPED" and level(v).group != "analytic"]
     if skipped:
