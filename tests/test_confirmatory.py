@@ -19,6 +19,7 @@ from harness.sequential.confirmatory import (
     body_digest,
     check_hypothesis,
     confirmatory_verdict,
+    paired_differences,
     plan_paths,
     read_plan,
 )
@@ -44,11 +45,12 @@ def test_no_sample_size_for_an_effect_on_the_wrong_side_or_beyond_any_practical_
     assert paired_t_seeds(0.02, 0.05, 0.8) is None
 
 
-def test_the_committed_plans_are_hasfl_s_undecided_central_claims_each_decidable_only_within_its_budget() -> None:
+def test_the_committed_plans_are_undecided_central_claims_each_decidable_only_within_its_budget() -> None:
     plans = {read_plan(path).claim: read_plan(path) for path in PLANS}
     assert {"hasfl.abstract.shakespeare.random-budget-surpasses-hasfl", "hasfl.table6.shakespeare.hasfl-weakest",
             "hasfl.table4.cifar10.estimate-tracks-capacity",
-            "hasfl.table4.cifar10.no-data-signal-given-capacity"} <= set(plans)
+            "hasfl.table4.cifar10.no-data-signal-given-capacity",
+            "fedrolex.as-run.large-server.rolling-above-static"} <= set(plans)
     for plan in plans.values():
         needed = plan.power.seeds_needed
         assert plan.decidable == (needed is not None and needed <= plan.budget.affordable_seeds)
@@ -81,11 +83,12 @@ def test_a_plan_resealed_with_an_unknown_field_is_refused_naming_the_field(tmp_p
 
 
 def test_a_changed_expectation_is_a_new_claim_the_plan_does_not_test(tmp_path: Path) -> None:
-    plan = read_plan(PLANS[0])
+    path = next(path for path in PLANS if "order" in read_plan(path).expectation)
+    plan = read_plan(path)
     for folder in ("claims", "specs"):
         shutil.copytree(REPO / folder, tmp_path / folder)
     catalog = load_catalog(tmp_path / "claims", tmp_path / "specs", REPO)
-    check_hypothesis(plan, PLANS[0], catalog.claim(plan.claim))
+    check_hypothesis(plan, path, catalog.claim(plan.claim))
     claims = tmp_path / "claims" / f"{plan.claim.split('.')[0]}.yaml"
     expectation = f"      {plan.profile}: {{order: [{', '.join(plan.expectation['order'])}]}}"
     text = claims.read_text()
@@ -93,7 +96,7 @@ def test_a_changed_expectation_is_a_new_claim_the_plan_does_not_test(tmp_path: P
     claims.write_text(text.replace(expectation, expectation.replace("}", ", alpha: 0.1}"), 1))
     changed = load_catalog(tmp_path / "claims", tmp_path / "specs", REPO)
     with pytest.raises(PlanError, match=r"changed after the plan was written \(.*yaml:\d+\)"):
-        check_hypothesis(plan, PLANS[0], changed.claim(plan.claim))
+        check_hypothesis(plan, path, changed.claim(plan.claim))
 
 
 def _verdict(status: str) -> Verdict:
@@ -230,3 +233,18 @@ def test_a_reading_added_beside_the_verdict_keeps_the_hypothesis_a_changed_range
     assert Between(between=(-0.845, -0.715), span_of_runs=6).hypothesis() == registered
     assert Between(between=(-0.845, -0.70)).hypothesis() != registered
     assert Between(between=(-0.845, -0.715), of="every_seed").hypothesis() != registered
+
+
+def test_a_per_seed_difference_tested_against_a_bound_is_powered_on_its_distance_from_the_bound() -> None:
+    catalog = load_catalog(REPO / "claims", REPO / "specs", REPO)
+    above = catalog.claim("fedrolex.as-run.large-server.rolling-above-static")
+    numbers = {"FedRolex − HeteroFL": {"values": {"0": 1.5, "1": -0.5, "2": 2.0}}}
+    verdict = Verdict(above.id, "fedrolex", "learning", "e", "s", "st", "x", "INCONCLUSIVE", "why", numbers=numbers)
+    assert paired_differences(above, "learning", verdict) == [1.5, -0.5, 2.0]
+    order = {"a": {"values": {"0": 3.0, "1": 1.0}}, "b": {"values": {"0": 1.0, "1": 2.0}}}
+    assert paired_differences(above, "learning", Verdict(above.id, "fedrolex", "learning", "e", "s", "st", "x",
+                                                         "INCONCLUSIVE", "why", numbers=order)) == [2.0, -1.0]
+    # "not significantly above" claims no difference: there is no effect on its side to power a test for
+    negated = catalog.claim("fedrolex.weighting.size-not-better")
+    with pytest.raises(PlanError, match=r"claims/fedrolex\.yaml:\d+: claim fedrolex\.weighting\.size-not-better"):
+        paired_differences(negated, "standard", verdict)

@@ -26,7 +26,8 @@ from pydantic import ValidationError
 from harness.design.readings import DEFAULT_TAU
 from harness.loading.loaded import LoadedClaim
 from harness.schema.base import StrictModel
-from harness.schema.observations.base import Shape
+from harness.schema.expectations.bounds import Inequality
+from harness.schema.observations.base import Shape, shape_of
 from harness.sequential.confirmatory_correlation import MAX_SIMULATED, TRIALS, decided_chance, seeds_for
 from harness.statistics.confirmatory_power import paired_t_power, paired_t_seeds
 from harness.statistics.correlation_estimates import Correlation, pooled_correlation
@@ -155,14 +156,22 @@ def write_plan(records_dir: Path, body: dict) -> Path:
 # --- planning -----------------------------------------------------------------------------------------
 
 
-def paired_differences(verdict: Verdict) -> list[float]:
-    """Per seed, the first variant's value minus the second's, from an order verdict of two variants."""
+def paired_differences(loaded: LoadedClaim, profile: str, verdict: Verdict) -> list[float]:
+    """Per seed, the claimed difference: from an order verdict of two variants, the first's value minus the
+    second's; from a per-seed difference of two variants tested against a bound by its mean (`above`, `below`),
+    its distance from the bound on the claimed side."""
     series = [n["values"] for n in verdict.numbers.values() if isinstance(n, dict) and "values" in n]
-    if len(series) != 2:
-        raise PlanError(f"claim {verdict.claim}: a confirmatory plan is written for a comparison of two variants "
-                        f"(this verdict reads {len(series)} series)")
-    higher, lower = series
-    return [higher[s] - lower[s] for s in higher if s in lower]
+    if len(series) == 2:
+        higher, lower = series
+        return [higher[s] - lower[s] for s in higher if s in lower]
+    expectation = loaded.claim.expect[profile]
+    if (len(series) == 1 and shape_of(loaded.claim.observe) is Shape.PAIRED and isinstance(expectation, Inequality)
+            and not expectation.negated and expectation.of == "mean"):
+        side = 1.0 if expectation.side == "greater" else -1.0
+        return [side * (value - expectation.bound) for value in series[0].values()]
+    raise PlanError(f"{_where(loaded, profile)}: claim {loaded.id}: a confirmatory plan is written for a "
+                    "comparison of two variants, a per-seed difference of two tested by its mean against a bound, "
+                    f"or a correlation (this verdict reads {len(series)} series)")
 
 
 def paired_power(differences: list[float], alpha: float, seeds_read: list[int]) -> PowerCalculation:
@@ -215,7 +224,7 @@ def stated_power(loaded: LoadedClaim, profile: str, exploratory: Verdict, seeds_
     alpha = loaded.claim.alpha_at(profile)
     if loaded.claim.observe.shape is Shape.CORRELATION:
         return (*correlation_power(loaded, profile, exploratory, seeds_read), MAX_SIMULATED)
-    power = paired_power(paired_differences(exploratory), alpha, seeds_read)
+    power = paired_power(paired_differences(loaded, profile, exploratory), alpha, seeds_read)
     return power, lambda seeds: paired_t_power(power.effect / power.sd, seeds, alpha), PRACTICAL_UNITS
 
 
