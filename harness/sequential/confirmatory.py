@@ -26,7 +26,6 @@ from pydantic import ValidationError
 from harness.design.readings import DEFAULT_TAU
 from harness.loading.loaded import LoadedClaim
 from harness.schema.base import StrictModel
-from harness.schema.expectations.bounds import Inequality
 from harness.schema.observations.base import Shape, shape_of
 from harness.sequential.confirmatory_correlation import MAX_SIMULATED, TRIALS, decided_chance, seeds_for
 from harness.statistics.confirmatory_power import paired_t_power, paired_t_seeds
@@ -164,11 +163,10 @@ def paired_differences(loaded: LoadedClaim, profile: str, verdict: Verdict) -> l
     if len(series) == 2:
         higher, lower = series
         return [higher[s] - lower[s] for s in higher if s in lower]
-    expectation = loaded.claim.expect[profile]
-    if (len(series) == 1 and shape_of(loaded.claim.observe) is Shape.PAIRED and isinstance(expectation, Inequality)
-            and not expectation.negated and expectation.of == "mean"):
-        side = 1.0 if expectation.side == "greater" else -1.0
-        return [side * (value - expectation.bound) for value in series[0].values()]
+    if len(series) == 1 and shape_of(loaded.claim.observe) is Shape.PAIRED:
+        excess = [loaded.claim.expect[profile].claimed_excess(value) for value in series[0].values()]
+        if all(e is not None for e in excess):
+            return [float(e) for e in excess if e is not None]
     raise PlanError(f"{_where(loaded, profile)}: claim {loaded.id}: a confirmatory plan is written for a "
                     "comparison of two variants, a per-seed difference of two tested by its mean against a bound, "
                     f"or a correlation (this verdict reads {len(series)} series)")

@@ -71,6 +71,11 @@ class ExpectationBase(StrictModel):
         quantity (an order of variants, a difference within a variant's spread, a skip)."""
         return None
 
+    def claimed_excess(self, value: float) -> float | None:
+        """How far `value` lies beyond its bound on the side it claims, where it claims a mean beyond a bound
+        (`above`, `below`): what a power calculation of its t-test reads per seed; None for any other claim."""
+        return None
+
     @property
     def fails_on_two_sides(self) -> bool:
         """It admits a range (`between`, `approx`, `equals`, `equivalent_within`): a value beyond either end

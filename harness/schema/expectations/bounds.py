@@ -34,6 +34,11 @@ class Inequality(ValueTest):
             return False
         return shape_of(obs) is Shape.PAIRED or observed.spread_ratio or len(observed.series) > 1
 
+    def claimed_excess(self, value: float) -> float | None:
+        if self.negated or self.every_seed:
+            return None
+        return value - self.bound if self.side == "greater" else self.bound - value
+
     def effect(self, means: Mapping[str, float], label: Callable[[str], str]) -> float | None:
         if self.negated or not means:
             return None
