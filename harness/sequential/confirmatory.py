@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from harness.design.readings import DEFAULT_TAU
 from harness.loading.loaded import LoadedClaim
 from harness.schema.base import StrictModel
-from harness.schema.observations.base import Shape, shape_of
+from harness.schema.observations.base import Shape
 from harness.sequential.confirmatory_correlation import MAX_SIMULATED, TRIALS, decided_chance, seeds_for
 from harness.statistics.confirmatory_power import paired_t_power, paired_t_seeds
 from harness.statistics.correlation_estimates import Correlation, pooled_correlation
@@ -163,7 +163,7 @@ def paired_differences(loaded: LoadedClaim, profile: str, verdict: Verdict) -> l
     if len(series) == 2:
         higher, lower = series
         return [higher[s] - lower[s] for s in higher if s in lower]
-    if len(series) == 1 and shape_of(loaded.claim.observe) is Shape.PAIRED:
+    if len(series) == 1 and loaded.claim.observe.shape is Shape.PAIRED:
         excess = [loaded.claim.expect[profile].claimed_excess(value) for value in series[0].values()]
         if all(e is not None for e in excess):
             return [float(e) for e in excess if e is not None]
