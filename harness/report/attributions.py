@@ -131,8 +131,8 @@ def _first_uncovered(settings: Mapping[str, list], target: LoadedSpec, profile: 
     they cover every variant."""
     for variant in variants:
         config = _resolved(target, variant, profile, resolved)
-        left = [f"{setting} = {value}" for setting, values in settings.items()
-                if (value := _setting(config, setting)) not in {json.dumps(v, sort_keys=True) for v in values}]
+        left = [f"{setting} = {_setting(config, setting)}" for setting, values in settings.items()
+                if not _among(config, setting, values)]
         if left:
             return f"{', '.join(left)} (variant `{variant}`)"
     return ""
@@ -142,7 +142,7 @@ def _runs(part: str, target: LoadedSpec, profile: str, variant: str,
           resolved: dict[tuple[str, str, str], BaseModel]) -> bool:
     """Whether the variant, at ``profile``, runs ``part``: at none of the settings its kind declares it idle at."""
     config = _resolved(target, variant, profile, resolved)
-    return not any(_setting(config, setting) in {json.dumps(v, sort_keys=True) for v in values}
+    return not any(_among(config, setting, values)
                    for setting, values in target.kind.conformance_idle.get(part, {}).items())
 
 
@@ -152,6 +152,11 @@ def _resolved(target: LoadedSpec, variant: str, profile: str, resolved: dict[tup
     if key not in resolved:
         resolved[key] = target.resolve(variant, profile)
     return resolved[key]
+
+
+def _among(config: BaseModel, setting: str, values) -> bool:
+    """Whether the config's dotted setting is one of `values`."""
+    return _setting(config, setting) in {json.dumps(v, sort_keys=True) for v in values}
 
 
 def _setting(config: BaseModel, setting: str) -> str:

@@ -69,8 +69,9 @@ class _Report:
         self.base, self.figures_dir = report_path.parent, figures_dir
         self.report_from_details = relative(report_path, report_path.parent / DETAIL_DIR)
         # the records behind archived profiles' claims verified from records count too (levels, chance)
-        self.read: list[Any] = [*outcome.requests, *(SimpleNamespace(**run) for run in outcome.archived_runs)]
-        self.records = {r.key: outcome.store.get(r.key) if outcome.store else None for r in self.read}
+        read: list[Any] = [*outcome.requests, *(SimpleNamespace(**run) for run in outcome.archived_runs)]
+        self.records = {r.key: outcome.store.get(r.key) if outcome.store else None for r in read}
+        self.runs_read = list({(r.key, r.profile): r for r in read}.values())  # a run requested and archived: once
         self.by_claim: dict[str, dict[str, Verdict]] = {}
         for verdict in outcome.verdicts:
             self.by_claim.setdefault(verdict.claim, {})[verdict.profile] = verdict
@@ -79,7 +80,7 @@ class _Report:
         self.not_shown = [p for p in outcome.profiles if p not in self.profiles]
         self.baselines = {profile: committed_baseline(settings.root, profile) for profile in self.profiles}
         self.accuracies = {**accuracies_from_verdicts(self.catalog, outcome.verdicts),
-                           **accuracies_from_records(self.catalog, self.read, self.records),
+                           **accuracies_from_records(self.catalog, read, self.records),
                            **(variant_accuracies(self.catalog, outcome.lookup, outcome.profiles)
                               if outcome.lookup is not None else {})}
         reader = self.reader = level_reader(self.catalog, self.accuracies)
@@ -224,7 +225,7 @@ class _Report:
         """Number of stored runs and their summed run time for some experiments at a profile (an archived
         profile's too, whose verdicts were read from records: their runs are not among the outcome's requests)."""
         runs, seconds = 0, 0.0
-        for request in {(r.key, r.profile): r for r in self.read}.values():
+        for request in self.runs_read:
             if request.experiment in experiments and request.profile == profile:
                 record = self.records[request.key]
                 if record is not None:
