@@ -245,3 +245,8 @@ def test_what_cannot_be_decided_is_read_at_the_last_look_where_seeds_were_added(
                            "further test takes fresh, pre-registered seeds")
     left = {**spent, "seeds": list(range(7)), "looks": 3, "alpha_spent": 0.036, "stopped": "budget spent"}
     assert "at 7 seeds, added until decided (budget spent)" in line(left) and "its plan has α left" in line(left)
+    hopeless = {**spent, "power": {"unit": "seeds", "needed": None, "note": "the observed effect is too small"}}
+    text = "\n".join(findings(CATALOG, [verdict], _levels([verdict]), ["learning"], lambda c: f"#{c}",
+                              sequential={(claim, "learning"): hopeless}))
+    assert ("added until decided (max seeds reached): the observed effect is too small; its plan's α is spent"
+            in text), "where no number of seeds would decide it, the look's own reason is given"

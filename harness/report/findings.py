@@ -94,10 +94,11 @@ def _row(catalog: Catalog, verdict, level: Level, link, proxy: str = "") -> list
             f"  - {_short(level.text, 280)}" + (f"; whose FAIL: {level.attribution}" if level.attribution else "")]
 
 
-def _needed(verdict) -> str:
-    power = verdict.power or {}
+def _needed(power: Mapping | None, detail: str = "") -> str:
+    """The seeds (or clients) a test's power figure says would decide it, else why no number would."""
+    power = power or {}
     if power.get("needed"):
-        return f"about {power['needed']} {power.get('unit', 'seeds')} would decide it"
+        return f"about {power['needed']} {power.get('unit', 'seeds')} would decide it{detail}"
     return _short(power.get("note") or "no practical number of seeds would decide it", 160)
 
 
@@ -107,10 +108,9 @@ def _still_needed(verdict, entry: Mapping | None) -> str:
     if verdict.status != "INCONCLUSIVE":
         return _short(verdict.reason, 280)
     if entry is None or not extended(entry):
-        return _needed(verdict)
+        return _needed(verdict.power)
     power = entry.get("power") or {}
-    needed = (f"about {power['needed']} {power.get('unit', 'seeds')} would decide it at the observed effect and spread"
-              if power.get("needed") else "no practical number of seeds would decide it")
+    needed = _needed(power, " at the observed effect and spread")
     if entry.get("alpha_spent", 0) >= entry.get("alpha", 1):
         then = "; its plan's α is spent, so a further test takes fresh, pre-registered seeds"
     elif power.get("needed"):
