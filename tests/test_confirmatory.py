@@ -196,6 +196,24 @@ def test_the_report_shows_each_plan_on_its_own_line_apart_from_the_looks_and_the
     assert shown.digest_lines([], []) == [] and shown.section([], []) == []
 
 
+def test_a_confirmatory_verdict_counts_as_decided_only_where_its_own_seeds_models_learn() -> None:
+    from harness.report import confirmatory as shown
+    from harness.sequential.confirmatory_runs import Reading
+    from harness.verdicts.levels import Level
+    path = next(p for p in PLANS if read_plan(p).decidable)
+    learned, weak = Level("learned", 0.62, "learning level 0.62"), Level("weak", 0.31, "learning level 0.31")
+    readings = [Reading(path, read_plan(path), "PASS", "p = 0.01", _verdict("PASS"), level=learned),
+                Reading(path, read_plan(path), "FAIL", "p = 0.01", _verdict("FAIL"), level=weak),
+                Reading(path, read_plan(path), "INCONCLUSIVE", "p = 0.2", _verdict("INCONCLUSIVE"), level=learned)]
+    assert [r.decided_where_learning for r in readings] == [True, False, False]
+    assert shown.decided(readings[1:]) == {} and shown.decided(readings[:1]) == {
+        readings[0].plan.claim: ("PASS", readings[0].plan.profile)}
+    lines = shown.digest_lines(readings, [])
+    assert "**PASS** (where the models learn, level 0.62)" in lines[2]
+    assert "**FAIL** (weak, level 0.31)" in lines[3]
+    assert "- evidence level: learning level 0.62" in shown.section(readings[:1], [])
+
+
 def test_records_verify_names_an_edited_plan(tmp_path: Path) -> None:
     from harness.sequential.committed import _confirmatory_problems
     from harness.settings import Settings

@@ -203,6 +203,20 @@ def test_a_central_claim_decided_by_the_seeds_added_until_decided_counts() -> No
     assert ": 1 of" in line and "PASS at `learning` (sequential): `table3.cifar10.guarantee-off-ends-lower`" in line
 
 
+def test_a_central_claim_decided_by_its_confirmatory_test_counts_as_such_and_that_is_its_last_word() -> None:
+    from harness.report.digest import decided_where_learning
+    central = CATALOG.papers["hasfl"].central
+    claim = "hasfl.abstract.shakespeare.random-budget-surpasses-hasfl"
+    verdicts = {claim: {"learning": _verdict(claim, "learning", "INCONCLUSIVE")}}
+    levels = {(claim, "learning"): Level("learned", 1.6)}
+    assert ": 0 of" in decided_where_learning(central, verdicts, levels, ["learning"])
+    line = decided_where_learning(central, verdicts, levels, ["learning"], confirmed={claim: ("PASS", "learning")})
+    assert ": 1 of" in line and "PASS at `learning` (confirmatory): `abstract.shakespeare.random-budget" in line
+    verdicts[claim]["learning"] = _verdict(claim, "learning", "FAIL")  # decided at fixed n too: counted once
+    line = decided_where_learning(central, verdicts, levels, ["learning"], confirmed={claim: ("PASS", "learning")})
+    assert ": 1 of" in line and "FAIL" not in line
+
+
 def test_a_number_that_stands_in_for_the_papers_quantity_says_so_with_the_conversion() -> None:
     import dataclasses
 

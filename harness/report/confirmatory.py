@@ -12,7 +12,22 @@ def _status(reading: Reading) -> str:
         return "not run"
     if reading.status == "PENDING":
         return f"pending ({reading.reason})"
-    return f"**{reading.status}**"
+    return f"**{reading.status}**{_level(reading)}"
+
+
+def _level(reading: Reading) -> str:
+    """Where its models stand, as a profile verdict's cell says it: ' (where the models learn, level 0.62)'."""
+    level = reading.level
+    if level is None or level.fraction is None or level.group not in ("learned", "weak"):
+        return ""
+    where = "where the models learn" if level.group == "learned" else "weak"
+    return f" ({where}, level {level.fraction:.2f})"
+
+
+def decided(readings: list[Reading]) -> dict[str, tuple[str, str]]:
+    """Claim -> (PASS or FAIL, profile) of each confirmatory test decided where its models learn: what the digest's
+    count of decided central claims takes as the claim's last word."""
+    return {r.plan.claim: (r.status, r.plan.profile) for r in readings if r.decided_where_learning}
 
 
 def _effect(reading: Reading, brief: bool = False) -> str:
@@ -68,6 +83,7 @@ def section(readings: list[Reading], refused: list[str]) -> list[str]:
         plan = reading.plan
         lines += [f"### `{plan.claim}`", "",
                   f"- verdict: {_status(reading)}" + (f" — {reading.reason}" if reading.verdict else ""),
+                  *([f"- evidence level: {reading.level.text}"] if reading.level is not None else []),
                   f"- hypothesis: {plan.hypothesis} (registered {plan.registered}, plan digest `{plan.digest[:12]}`)",
                   f"- seeds: {_plan_text(reading)}",
                   f"- effect stated: {plan.power.source}",

@@ -164,10 +164,12 @@ def _sequential_cell(entry: Mapping | None) -> str:
 def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], profiles: list[str],
            link: Callable[[str], str], along: Mapping[str, list[str]] | None = None,
            sequential: Sequential | None = None,
-           proxies: Mapping[tuple[str, str], str] | None = None) -> list[str]:
+           proxies: Mapping[tuple[str, str], str] | None = None,
+           confirmed: Mapping[str, tuple[str, str]] | None = None) -> list[str]:
     """The digest's lines (heading included); `along`: per paper, what its scale studies found of its
     central claims (one line each); `sequential`: per (claim, profile), what `--until-decided` found
-    (`harness.sequential.results`), shown beside the fixed-n verdict it changed and counted as the last word."""
+    (`harness.sequential.results`), shown beside the fixed-n verdict it changed and counted as the last word;
+    `confirmed`: the confirmatory tests decided where the models learn, counted in the decided line."""
     sequential = sequential or {}
     by_claim: dict[str, dict[str, Verdict]] = {}
     for verdict in verdicts:
@@ -188,7 +190,8 @@ def digest(catalog: Catalog, verdicts, levels: Mapping[tuple[str, str], Level], 
         lines += [_central_row(catalog, claim_id, by_claim.get(claim_id, {}), levels, profiles, link, sequential,
                                proxies or {}) for claim_id in central]
         besides = len(claim_file.central) - len(central)
-        lines += ["", f"- {decided_where_learning(central, by_claim, levels, profiles, sequential, besides)}"]
+        decided = decided_where_learning(central, by_claim, levels, profiles, sequential, besides, confirmed)
+        lines += ["", f"- {decided}"]
         for profile in profiles:
             at = [v for v in verdicts if v.paper == paper and v.profile == profile]
             if at and any(v.status != "SKIPPED" for v in at):
@@ -285,13 +288,19 @@ DECIDED_LINE = 290
 
 def decided_where_learning(central: list[str], by_claim: Mapping[str, Mapping[str, Verdict]],
                            levels: Mapping[tuple[str, str], Level], profiles: list[str],
-                           sequential: Sequential | None = None, checks: int = 0) -> str:
+                           sequential: Sequential | None = None, checks: int = 0,
+                           confirmed: Mapping[str, tuple[str, str]] | None = None) -> str:
     """'Central claims decided where the models learn: k of n (…)': a central claim counts when some profile's
     last word on it (`harness.report.tally`: on the profile's seeds, or on the seeds added until decided) is PASS
-    or FAIL with its models at level LEARNED or above; `central` holds no implementation check (`checks` more
-    are, shown in their own table)."""
+    or FAIL with its models at level LEARNED or above, or when its confirmatory test decided it there
+    (`confirmed`: claim -> (verdict, profile), `harness.report.confirmatory.decided`), which is then its last word;
+    `central` holds no implementation check (`checks` more are, shown in their own table)."""
     decided: dict[str, list[str]] = {}
     for claim_id in central:
+        if claim_id in (confirmed or {}):
+            said, profile = (confirmed or {})[claim_id]
+            decided.setdefault(f"{said} at `{profile}` (confirmatory)", []).append(f"`{claim_id.split('.', 1)[-1]}`")
+            continue
         found = counted_decision(claim_id, by_claim.get(claim_id, {}), levels, profiles, sequential)
         if found is not None:
             said, profile = found

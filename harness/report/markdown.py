@@ -397,7 +397,7 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
     lines = report.header()
     lines += digest(report.catalog, shown, report.levels, report.profiles, report.detail_link,
                     central_along_studies(report.catalog, readings), report.sequential,
-                    report.proxies)
+                    report.proxies, confirmatory.decided(report.confirmatory))
     lines += confirmatory.digest_lines(report.confirmatory, report.confirmatory_refused)
     lines += [SHORT_LEGEND, ""]
     if len(lines) > MAX_LINES:

@@ -32,6 +32,7 @@ from harness.sequential.confirmatory import (
 )
 from harness.sequential.results import load as load_sequential
 from harness.settings import Settings
+from harness.verdicts.levels import Level, accuracies_at_seeds, level_reader
 from harness.verdicts.verify import Verdict, verify_claim
 
 FIRST_SEED = 100
@@ -47,7 +48,14 @@ class Reading:
     status: Status
     reason: str
     verdict: Verdict | None = None
+    level: Level | None = None
+    """The verdict's evidence level, read from the plan's own seeds (as a profile verdict's is from its seeds)."""
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def decided_where_learning(self) -> bool:
+        """PASS or FAIL with every variant it reads at the level LEARNED or above: counted as a decided claim."""
+        return self.status in ("PASS", "FAIL") and self.level is not None and self.level.group == "learned"
 
     def to_dict(self) -> dict:
         return {"claim": self.plan.claim, "profile": self.plan.profile, "file": self.path.name,
@@ -55,7 +63,8 @@ class Reading:
                 "seeds": self.plan.seeds, "alpha": self.plan.alpha, "power": self.plan.power.model_dump(),
                 "budget": self.plan.budget.model_dump(), "undecidable": self.plan.undecidable,
                 "numbers": self.verdict.numbers if self.verdict is not None else {},
-                "runs": self.verdict.runs if self.verdict is not None else [], "problems": self.problems}
+                "runs": self.verdict.runs if self.verdict is not None else [],
+                "level": self.level.to_dict() if self.level is not None else None, "problems": self.problems}
 
 
 class _Context:
@@ -76,6 +85,10 @@ class _Context:
 
     def record(self, variant: str, seed: int) -> tuple[str, dict | None]:
         return self.lookup(self.experiment, variant, seed, self.profile)
+
+    def level(self, verdict: Verdict, seeds: list[int]) -> Level:
+        measured = accuracies_at_seeds(self.catalog, self.lookup, self.experiment, self.variants, self.profile, seeds)
+        return level_reader(self.catalog, measured).level(verdict)
 
     def has_seed(self, seed: int) -> bool:
         return all((self.record(v, seed)[1] or {}).get("status") in REUSABLE for v in self.variants)
@@ -153,7 +166,8 @@ def _reading(settings: Settings, catalog: Catalog, path: Path, history: bool) ->
     check_hypothesis(plan, path, loaded)
     context = _Context(settings, loaded, plan.profile, catalog)
     status, reason, verdict = confirmatory_verdict(plan, loaded, context.verify, context.has_seed)
-    reading = Reading(path, plan, status, reason, verdict)
+    reading = Reading(path, plan, status, reason, verdict,
+                      level=context.level(verdict, plan.seeds) if verdict is not None else None)
     if history:
         reading.problems = confirmatory_history.problems(settings.root, path, _record_paths(settings, context, plan))
     return reading

@@ -155,14 +155,24 @@ def variant_accuracies(catalog: Catalog, lookup, profiles) -> dict:
     """Each experiment's reference and every variant its accuracy-dependent claims read, measured at the profiles,
     read through the verifier's look-up ((experiment, variant, seed, profile) -> (key, record)): a run whose key
     another experiment's identical run shares is found under its own name."""
-    runs, records = [], {}
+    found: dict = {}
     for name, loaded in catalog.specs.items():
-        for variant in leveled_variants(catalog, name):
-            for profile in (p for p in profiles if p in loaded.spec.profiles):
-                for seed in loaded.spec.profiles[profile].seeds:
-                    key, record = lookup(name, variant, seed, profile)
-                    runs.append(_Run(key, name, variant, profile))
-                    records[key] = record
+        for profile in (p for p in profiles if p in loaded.spec.profiles):
+            found.update(accuracies_at_seeds(catalog, lookup, name, leveled_variants(catalog, name), profile,
+                                             loaded.spec.profiles[profile].seeds))
+    return found
+
+
+def accuracies_at_seeds(catalog: Catalog, lookup, experiment: str, variants: list[str], profile: str,
+                        seeds: list[int]) -> dict:
+    """`accuracies_from_records` of the variants' runs at the given seeds of one experiment and profile, read
+    through the verifier's look-up (a confirmatory test's level reads its own seeds, not the profile's)."""
+    runs, records = [], {}
+    for variant in variants:
+        for seed in seeds:
+            key, record = lookup(experiment, variant, seed, profile)
+            runs.append(_Run(key, experiment, variant, profile))
+            records[key] = record
     return accuracies_from_records(catalog, runs, records)
 
 
