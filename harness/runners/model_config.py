@@ -10,19 +10,13 @@ from methods.models.registry import build_family, family_module
 from methods.models.slicing import SliceableFamily
 
 
-class ConvModel(BaseModel):
-    """HeteroFL's "Conv" family: 3x3 conv, BN, ReLU, 2x2 max-pool per hidden width.
-
-    ``width_scale`` multiplies every hidden width (rounded, at least 1), so that a study can move the
-    model's width along one numeric axis (`model.width_scale`); at its default, 1, it is left out of a
-    run's config, so no key changes."""
+class WidthScaled(BaseModel):
+    """An image model whose ``width_scale`` multiplies every hidden width (rounded, at least 1), so that a study
+    can move the model's width along one numeric axis (`model.width_scale`); at its default, 1, it is left out
+    of a run's config, so no key changes."""
 
     model_config = ConfigDict(extra="forbid")
-    arch: Literal["conv"]
     hidden: list[int] = Field(min_length=1)
-    in_channels: int = Field(ge=1)
-    num_classes: int = Field(ge=2)
-    image_size: int = Field(ge=8)
     width_scale: float = Field(1.0, gt=0, exclude_if=lambda value: value == 1.0)
 
     @property
@@ -31,10 +25,18 @@ class ConvModel(BaseModel):
         return [max(1, round(width * self.width_scale)) for width in self.hidden]
 
 
-class PreResNet18Model(BaseModel):
+class ConvModel(WidthScaled):
+    """HeteroFL's "Conv" family: 3x3 conv, BN, ReLU, 2x2 max-pool per hidden width."""
+
+    arch: Literal["conv"]
+    in_channels: int = Field(ge=1)
+    num_classes: int = Field(ge=2)
+    image_size: int = Field(ge=8)
+
+
+class PreResNet18Model(WidthScaled):
     """Pre-activation ResNet-18 (HeteroFL's and FedRolex's CIFAR model); stage widths sliced."""
 
-    model_config = ConfigDict(extra="forbid")
     arch: Literal["preresnet18"]
     hidden: list[int] = Field(default=[64, 128, 256, 512], min_length=4, max_length=4)
     in_channels: int = Field(3, ge=1)
@@ -64,12 +66,9 @@ def model_sources(config: ModelConfig) -> list[str]:
 
 
 def build_model_family(config: ConvModel | PreResNet18Model | CharLSTMModel) -> SliceableFamily:
-    if isinstance(config, ConvModel):
+    if isinstance(config, WidthScaled):
         return build_family(config.arch, in_channels=config.in_channels,
                             num_classes=config.num_classes, hidden=config.widths)
-    if isinstance(config, PreResNet18Model):
-        return build_family(config.arch, in_channels=config.in_channels,
-                            num_classes=config.num_classes, hidden=list(config.hidden))
     return build_family("char_lstm", in_channels=None, num_classes=config.vocab_size,
                         embed_dim=config.embed_dim, hidden=config.hidden, num_layers=config.num_layers)
 
