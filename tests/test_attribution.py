@@ -10,8 +10,11 @@ import pytest
 from harness.loading.catalog import load_catalog
 from harness.report.attributions import (
     CONFORMANCE_DIR,
+    as_run_links,
+    as_run_problem,
     claimed,
     committed_studies,
+    confirmatory_from_report_json,
     conformance,
     from_report_json,
     relations,
@@ -89,6 +92,41 @@ def test_the_papers_setting_needs_the_verdict_to_flip_as_the_authors_code_ran_it
     assert found.whose == UNEXPLAINED and "does not PASS at learning (FAIL)" in found.contradicted
 
 
+def test_the_papers_setting_is_derived_where_the_claim_run_as_the_authors_code_ran_it_passes_at_its_last_word(
+        ) -> None:
+    stated, as_run = VerdictAt("c", "learning", "FAIL", 0.6), VerdictAt("c.as-run", "learning", "INCONCLUSIVE", 0.24)
+    links = {"c": ("c.as-run",)}
+    pending = attribute("c", "learning", _evidence(stated, as_run, related={"c.as-run"}, as_run=links))
+    assert pending.whose == UNEXPLAINED
+    assert "not the paper's setting: `c.as-run` (as the authors' code ran it) is INCONCLUSIVE at learning" \
+        in pending.why
+    confirmed = {("c.as-run", "learning"): VerdictAt("c.as-run", "learning", "PASS", 0.24,
+                                                     note="its confirmatory test on fresh seeds")}
+    flips = attribute("c", "learning", _evidence(stated, as_run, related={"c.as-run"}, as_run=links,
+                                                 confirmed=confirmed))
+    assert flips.whose == SETTING and "PASSes at learning in its confirmatory test on fresh seeds" in flips.why
+    unlinked = attribute("c", "learning", _evidence(stated, as_run, related={"c.as-run"}, confirmed=confirmed))
+    assert unlinked.whose == UNEXPLAINED, "a claim not run as this one's setting says nothing of it"
+    failed = {("c.as-run", "learning"): VerdictAt("c.as-run", "learning", "FAIL", 0.6, note="its confirmatory test")}
+    weak = VerdictAt("c", "standard", "FAIL", 0.3)
+    found = attribute("c", "standard", _evidence(weak, as_run, related={"c.as-run"}, as_run=links, confirmed=failed))
+    assert found.whose == UNEXPLAINED and "`c.as-run` FAILs at learning in its confirmatory test" in found.why
+
+
+def test_every_claim_run_as_the_authors_code_ran_it_tests_the_stated_claim_in_one_other_setting() -> None:
+    declared = {loaded.id: loaded.claim.as_run_of for loaded in CATALOG.claims if loaded.claim.as_run_of}
+    assert len(declared) == 4 and all(as_run_problem(CATALOG, stated, run) is None for run, stated in declared.items())
+    assert as_run_links(CATALOG) == {stated: (run,) for run, stated in declared.items()}
+    mislinked = {("fedrolex.participation.10pct", "fedrolex.as-run.large-server.rolling-above-static"):
+                 "observation differs",
+                 ("fedrolex.accuracy.high-heterogeneity-ordering", "fedrolex.as-run.participation.10pct"):
+                 "another number of variants",
+                 ("fedrolex.participation.10pct", "fedrolex.participation.10pct-vs-dropout"):
+                 "by one and the same setting"}
+    for (stated, run), why in mislinked.items():
+        assert why in (as_run_problem(CATALOG, stated, run) or ""), (stated, run)
+
+
 def test_conformance_fixtures_rule_out_the_implementation() -> None:
     said = Claimed(IMPLEMENTATION, "a departure of this project's server from the authors'")
     tested = VerdictAt("c", "learning", "FAIL", 0.6)
@@ -133,6 +171,28 @@ def test_every_committed_fails_attribution_is_the_one_the_rule_derives() -> None
     wrong = [f"{claim} at {profile}: shown {_shown_whose(shown[(claim, profile)])!r}, derived {a.text()}"
              for (claim, profile), a in derived.items() if _shown_whose(shown[(claim, profile)]) != a.whose]
     assert not wrong, "\n".join(wrong)
+
+
+def test_every_committed_confirmatory_fails_attribution_is_the_one_the_rule_derives() -> None:
+    report = json.loads((ROOT / "REPORT.json").read_text(encoding="utf-8"))
+    derived = confirmatory_from_report_json(CATALOG, report, committed_studies(ROOT), ROOT)
+    shown = {(r["claim"], r["profile"]): r.get("attribution", "") for r in report["confirmatory"]
+             if r.get("status") == "FAIL"}
+    assert set(derived) == set(shown)
+    assert all(_shown_whose(shown[key]) == a.whose for key, a in derived.items())
+
+
+def test_a_confirmatory_fail_is_attributed_by_the_rule_with_its_own_verdict_in_place_of_its_profiles() -> None:
+    from harness.report.attributions import confirmatory_attributions
+    claim = "fedrolex.large-server.rolling-above-static"
+    tested = [VerdictAt(claim, "learning", "INCONCLUSIVE", 0.3)]
+    weak = VerdictAt(claim, "learning", "FAIL", 0.3, note="its confirmatory test on fresh seeds")
+    found = confirmatory_attributions(CATALOG, tested, [], ROOT, [weak])
+    assert found[(claim, "learning")].whose == SCALE, "below the learned level, no FAIL of it where models learn"
+    learned = VerdictAt(claim, "learning", "FAIL", 0.7, note="its confirmatory test on fresh seeds")
+    found = confirmatory_attributions(CATALOG, tested, [], ROOT, [learned])
+    assert found[(claim, "learning")].whose == UNEXPLAINED
+    assert confirmatory_attributions(CATALOG, tested, [], ROOT, [VerdictAt(claim, "learning", "PASS", 0.7)]) == {}
 
 
 @pytest.mark.parametrize("claim", ["fedrolex.homogeneous.heterofl-below-lower-bound",

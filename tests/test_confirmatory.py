@@ -212,6 +212,10 @@ def test_a_confirmatory_verdict_counts_as_decided_only_where_its_own_seeds_model
     assert "**PASS** (where the models learn, level 0.62)" in lines[2]
     assert "**FAIL** (weak, level 0.31)" in lines[3]
     assert "- evidence level: learning level 0.62" in shown.section(readings[:1], [])
+    whose = {readings[1].plan.claim: "the scale, because the models reach 0.31 of the paper's gain"}
+    assert "**FAIL** (weak, level 0.31); whose FAIL: the scale;" in shown.digest_lines(readings[1:2], [], whose)[2]
+    assert "whose FAIL: the scale, because" in "\n".join(shown.section(readings[1:2], [], whose))
+    assert "whose FAIL" not in "\n".join(shown.section(readings[:1], [], whose)), "a PASS has no whose"
 
 
 def test_records_verify_names_an_edited_plan(tmp_path: Path) -> None:

@@ -107,7 +107,8 @@ def _parsed_counts(line: str) -> dict[str, Counter]:
 
 
 def count_problems(text: str, report: dict) -> list[str]:
-    """The per-profile lines and the central line count the same verdicts, by their last word, as REPORT.json."""
+    """The per-profile lines and the central line count the same verdicts, by their last word (a central claim
+    also by its confirmatory test, decided where its models learn), as REPORT.json."""
     problems = []
     for paper, lines in _digest(text).items():
         verdicts = [v for v in report["verdicts"] if v["paper"] == paper]
@@ -122,7 +123,9 @@ def count_problems(text: str, report: dict) -> list[str]:
         checks = {v["claim"] for v in verdicts if v["status"] != "SKIPPED" and v["level"]["group"] == "implementation"}
         central = [c for c in CATALOG.papers[paper].central if c not in checks]
         by_key = {(v["claim"], v["profile"]): v for v in verdicts}
-        decided = [c for c in central if any(
+        confirmed = {r["claim"] for r in report.get("confirmatory", []) if r.get("status") in ("PASS", "FAIL")
+                     and (r.get("level") or {}).get("group") == "learned"}
+        decided = [c for c in central if c in confirmed or any(
             (v := by_key.get((c, p))) is not None and v["level"]["group"] == "learned" and _said(v) in ("PASS", "FAIL")
             for p in profiles)]
         line = next(line for line in lines if "Central claims decided where the models learn" in line)

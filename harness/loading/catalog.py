@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from harness.errors import Problem, SpecError, closest, did_you_mean
 from harness.extensions import ExtensionPoint, UnknownExtension
 from harness.kinds import kind as experiment_kind
-from harness.loading.claim_checks import check_claim, check_families, check_repeats
+from harness.loading.claim_checks import check_as_run, check_claim, check_families, check_repeats
 from harness.loading.configs import deep_merge, settings_at  # noqa: F401 (deep_merge: part of this module's API)
 from harness.loading.loaded import LoadedClaim, LoadedSpec
 from harness.loading.patterns import claim_matcher
@@ -206,6 +206,7 @@ def load_claims(claims_dir: Path | list[Path], root: Path | None, specs: dict[st
                         for experiment, indices in on_broken_specs.items())
         check_families(doc, claim_file, problems)
         check_repeats(doc, claim_file, problems)
+        check_as_run(doc, claim_file, problems)
     return claims, papers
 
 

@@ -52,6 +52,28 @@ def check_repeats(doc: Document, claim_file: ClaimFile, problems: list[Problem])
                                                "another only where both read the same metric of the same variants"))
 
 
+def check_as_run(doc: Document, claim_file: ClaimFile, problems: list[Problem]) -> None:
+    """A claim `as_run_of` another names a claim of its file, not itself nor one that is itself a claim run as
+    the authors' code ran it, of the same experiment (the relation the two state is checked where the rule reads
+    it: `harness.report.attributions.as_run_links`)."""
+    by_id = {claim.id: claim for claim in claim_file.claims}
+    for index, claim in enumerate(claim_file.claims):
+        if claim.as_run_of is None:
+            continue
+        where = ("claims", index, "as_run_of")
+        stated = by_id.get(claim.as_run_of)
+        if stated is None or stated is claim:
+            problems.append(doc.problem(where, f"as_run_of {claim.as_run_of!r}: no other claim of this file has "
+                                               f"that id{did_you_mean(claim.as_run_of, by_id)}"))
+        elif stated.as_run_of is not None:
+            problems.append(doc.problem(where, f"as_run_of {claim.as_run_of!r}, which is itself run as the authors' "
+                                               f"code ran {stated.as_run_of!r}: name the claim as the paper states it"))
+        elif stated.experiment != claim.experiment:
+            problems.append(doc.problem(where, f"as_run_of {claim.as_run_of!r}, of experiment {stated.experiment!r}: "
+                                               f"a claim's setting as run is another variant of its own experiment "
+                                               f"({claim.experiment!r})"))
+
+
 def _observed(claim) -> tuple:
     observe = claim.observe
     return (claim.experiment, getattr(observe, "metric", None), sorted(getattr(observe, "args", {}).items()),

@@ -56,6 +56,13 @@ FIELDS = {
                    "then reads each PASS of the claim as against the weaker bound ('PASS (> 0; the paper's …: not "
                    "tested)'), never as a reproduction; a PASS whose profile's expectation differs from the `paper:` "
                    "one, or whose number is a proxy, reads so too.",
+    "as_run_of": "the id of a claim of the same file that this one tests in the setting the authors' public code "
+                 "ran (its variants carry that setting, sourced in the spec): the same observation and hypotheses, "
+                 "each variant replaced by one that differs from it by one and the same setting. Where the stated "
+                 "claim FAILs at a profile and this one's last word there (a confirmatory test's where one was "
+                 "read) is PASS, the rule attributes the FAIL to the paper's setting; a link that is not such a test "
+                 "is not read (`harness.report.attributions.as_run_problem`). `validate` refuses one naming no claim "
+                 "of its file, itself, or a claim that is itself `as_run_of` another.",
     "repeats": "the id of a claim of the same file whose observation (experiment, metric, arguments, variants) and "
                "test this one repeats: another sentence of the paper read as the same relation. It adds no "
                "independent evidence, so its verdicts are shown but counted once, under the claim it repeats "

@@ -172,6 +172,68 @@ def _variants_read(claim) -> list[str]:
     return [] if expectation is None else expectation.variants_read(claim.observe)
 
 
+def as_run_links(catalog: Catalog) -> dict[str, tuple[str, ...]]:
+    """Per claim as the paper states it, the claims `as_run_of` it that test its relation in one other setting
+    (`as_run_problem` finds none): the rule reads only those."""
+    found: dict[str, list[str]] = {}
+    configs: dict[tuple[str, str], dict[str, str]] = {}
+    for loaded in catalog.claims:
+        stated = loaded.claim.as_run_of
+        if stated is not None and as_run_problem(catalog, stated, loaded.id, configs) is None:
+            found.setdefault(stated, []).append(loaded.id)
+    return {claim: tuple(others) for claim, others in found.items()}
+
+
+def as_run_problem(catalog: Catalog, stated_id: str, as_run_id: str,
+                   configs: dict[tuple[str, str], dict[str, str]] | None = None) -> str | None:
+    """Why `as_run_id` is not `stated_id`'s test in one other setting (None where it is): the same observation
+    and hypotheses with each variant read in its place, pair by pair, and every such pair of variants differing
+    by the same settings, the setting as run."""
+    configs = {} if configs is None else configs
+    try:
+        stated, as_run = catalog.claim(stated_id).claim, catalog.claim(as_run_id).claim
+    except KeyError as missing:
+        return f"no claim {missing}"
+    pairs = list(zip(stated.observe.variants, as_run.observe.variants))
+    if stated.experiment != as_run.experiment or len(stated.observe.variants) != len(as_run.observe.variants):
+        return "it reads another experiment or another number of variants"
+    renamed = dict(pairs)
+    if _renamed(stated.observe.model_dump(mode="json"), renamed) != as_run.observe.model_dump(mode="json"):
+        return "its observation differs beyond the variants it reads"
+    differing = [p for p in set(stated.expect) & set(as_run.expect)
+                 if _renamed(stated.expect[p].hypothesis(), renamed) != as_run.expect[p].hypothesis()]
+    if differing:
+        return f"it tests another hypothesis at {', '.join(sorted(differing))}"
+    target = catalog.specs[stated.experiment]
+    settings = {_difference(_flat(target, run, configs), _flat(target, plain, configs)) for plain, run in pairs}
+    if len(settings) != 1 or not next(iter(settings)):
+        return "its variants do not differ from the stated ones by one and the same setting"
+    return None
+
+
+def _renamed(value: Any, names: Mapping[str, str]) -> Any:
+    """`value` with every string that names a key of `names` replaced by its value, at any depth."""
+    if isinstance(value, str):
+        return names.get(value, value)
+    if isinstance(value, list | tuple):
+        return [_renamed(item, names) for item in value]
+    if isinstance(value, dict):
+        return {key: _renamed(item, names) for key, item in value.items()}
+    return value
+
+
+CONFIRMATORY_VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE")
+"""A confirmatory test's statuses that are its one look's verdict (not pending, not undecidable, no error)."""
+
+
+def confirmed_verdicts(readings: Iterable[Mapping[str, Any]]) -> list[VerdictAt]:
+    """The confirmatory tests' verdicts as the rule reads them, from their REPORT.json entries (`Reading.to_dict`):
+    each at its plan's profile, named there as a confirmatory test."""
+    return [VerdictAt(r["claim"], r["profile"], r["status"], (r.get("level") or {}).get("fraction"),
+                      note="its confirmatory test on fresh seeds")
+            for r in readings if r.get("status") in CONFIRMATORY_VERDICTS]
+
+
 def claimed(catalog: Catalog) -> dict[tuple[str, str], Claimed]:
     """Every claim's hand-written attribution per profile, as the rule's input."""
     return {(loaded.id, profile): Claimed(a.whose, a.evidence, a.quote, a.quote_source, a.as_run or "")
@@ -217,30 +279,72 @@ def study_headings(studies: Iterable[Mapping[str, Any]]) -> dict[str, tuple[Stud
     return {claim: tuple(readings) for claim, readings in found.items()}
 
 
-def attributions(catalog: Catalog, tested: Iterable[VerdictAt], studies: Iterable[Mapping[str, Any]],
-                 root: Path) -> dict[tuple[str, str], Attribution]:
-    """Every FAIL's attribution by the rule, keyed (claim, profile)."""
-    verdicts = {(t.claim, t.profile): t for t in tested}
+def attributions(catalog: Catalog, tested: Iterable[VerdictAt], confirmed: Iterable[VerdictAt] = (), *,
+                 studies: Iterable[Mapping[str, Any]], root: Path) -> dict[tuple[str, str], Attribution]:
+    """Every FAIL's attribution by the rule, keyed (claim, profile); `confirmed`: the confirmatory tests' verdicts,
+    each its claim's last word at its profile."""
+    evidence = _evidence(catalog, tested, studies, root, confirmed)
+    return {key: attribute(*key, evidence) for key, t in evidence.verdicts.items() if t.status == "FAIL"}
+
+
+def confirmatory_attributions(catalog: Catalog, tested: Iterable[VerdictAt], studies: Iterable[Mapping[str, Any]],
+                              root: Path, confirmed: Iterable[VerdictAt]) -> dict[tuple[str, str], Attribution]:
+    """Each confirmatory FAIL's attribution by the same rule, its own verdict read in place of its profile's."""
+    evidence = _evidence(catalog, tested, studies, root, confirmed)
+    return {key: attribute(*key, replace(evidence, verdicts={**evidence.verdicts, key: t}))
+            for key, t in evidence.confirmed.items() if t.status == "FAIL"}
+
+
+def _evidence(catalog: Catalog, tested: Iterable[VerdictAt], studies: Iterable[Mapping[str, Any]], root: Path,
+              confirmed: Iterable[VerdictAt]) -> Evidence:
     covered, gaps = conformance(catalog, root)
-    evidence = Evidence(verdicts, relations(catalog), study_headings(studies), covered, claimed(catalog), gaps)
-    return {key: attribute(*key, evidence) for key, t in verdicts.items() if t.status == "FAIL"}
+    return Evidence({(t.claim, t.profile): t for t in tested}, relations(catalog), study_headings(studies), covered,
+                    claimed(catalog), as_run_links(catalog), {(t.claim, t.profile): t for t in confirmed}, gaps)
 
 
 def from_report_json(catalog: Catalog, report: Mapping[str, Any], studies: Iterable[Mapping[str, Any]],
                      root: Path) -> dict[tuple[str, str], Attribution]:
     """The rule's attributions recomputed from a REPORT.json's verdicts and levels and the studies' readings."""
+    return attributions(catalog, *_report_json_verdicts(catalog, report), studies=studies, root=root)
+
+
+def confirmatory_from_report_json(catalog: Catalog, report: Mapping[str, Any], studies: Iterable[Mapping[str, Any]],
+                                  root: Path) -> dict[tuple[str, str], Attribution]:
+    """The rule's attributions of the confirmatory FAILs recomputed from a REPORT.json and the studies' readings."""
+    tested, confirmed = _report_json_verdicts(catalog, report)
+    return confirmatory_attributions(catalog, tested, studies, root, confirmed)
+
+
+def _report_json_verdicts(catalog: Catalog, report: Mapping[str, Any]) -> tuple[list[VerdictAt], list[VerdictAt]]:
+    """A REPORT.json's profile verdicts and confirmatory verdicts, of the claims the catalog holds."""
     known = {loaded.id for loaded in catalog.claims}
     tested = [VerdictAt(v["claim"], v["profile"], v["status"], (v.get("level") or {}).get("fraction"))
               for v in report["verdicts"] if v["claim"] in known]
-    return attributions(catalog, tested, studies, root)
+    confirmed = [t for t in confirmed_verdicts(report.get("confirmatory", [])) if t.claim in known]
+    return tested, confirmed
 
 
 def with_attributions(catalog: Catalog, verdicts: Iterable, levels: Mapping[tuple[str, str], Level],
-                      studies: Iterable[Mapping[str, Any]], root: Path) -> dict[tuple[str, str], Level]:
+                      studies: Iterable[Mapping[str, Any]], root: Path,
+                      confirmatory: Iterable[Mapping[str, Any]] = ()) -> dict[tuple[str, str], Level]:
     """The levels with every FAIL's attribution by the rule (`verdicts`: every profile's, so a FAIL where the
-    models learn can refute `the scale` where they do not)."""
-    tested = [VerdictAt(v.claim, v.profile, v.status, levels[(v.claim, v.profile)].fraction) for v in verdicts]
-    found = attributions(catalog, tested, studies, root)
+    models learn can refute `the scale` where they do not; `confirmatory`: the confirmatory tests as REPORT.json
+    lists them, each its claim's last word at its profile)."""
+    found = attributions(catalog, _tested(verdicts, levels), confirmed_verdicts(confirmatory), studies=studies,
+                         root=root)
     return {key: level if key not in found else replace(level, attribution=found[key].text(), whose=found[key].whose,
                                                          contradicted=found[key].contradicted)
             for key, level in levels.items()}
+
+
+def confirmatory_whose(catalog: Catalog, verdicts: Iterable, levels: Mapping[tuple[str, str], Level],
+                       studies: Iterable[Mapping[str, Any]], root: Path,
+                       confirmatory: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Per claim whose confirmatory test FAILed, whose that FAIL is by the rule, in words."""
+    found = confirmatory_attributions(catalog, _tested(verdicts, levels), studies, root,
+                                      confirmed_verdicts(confirmatory))
+    return {claim: attribution.text() for (claim, _), attribution in found.items()}
+
+
+def _tested(verdicts: Iterable, levels: Mapping[tuple[str, str], Level]) -> list[VerdictAt]:
+    return [VerdictAt(v.claim, v.profile, v.status, levels[(v.claim, v.profile)].fraction) for v in verdicts]

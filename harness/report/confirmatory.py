@@ -2,6 +2,8 @@
 shown apart from the profiles' verdicts and the `--until-decided` looks, whose seeds they never read."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from harness.sequential.confirmatory_runs import Reading
 
 SECTION = "confirmatory-tests"
@@ -57,20 +59,28 @@ def _plan_text(reading: Reading, brief: bool = False) -> str:
             f"({plan.budget.affordable_seeds} seeds affordable in {plan.budget.thread_hours:g} hours)")
 
 
-def digest_lines(readings: list[Reading], refused: list[str]) -> list[str]:
-    """Under the digest: each confirmatory test's verdict on a line of its own."""
+def _whose(reading: Reading, whose: Mapping[str, str]) -> str:
+    said = whose.get(reading.plan.claim, "") if reading.status == "FAIL" else ""
+    return f"; whose FAIL: {said}" if said else ""
+
+
+def digest_lines(readings: list[Reading], refused: list[str], whose: Mapping[str, str] | None = None) -> list[str]:
+    """Under the digest: each confirmatory test's verdict on a line of its own (`whose`: per claim whose
+    confirmatory test FAILed, whose that FAIL is by the rule, `harness.report.attributions.confirmatory_whose`)."""
     if not readings and not refused:
         return []
     lines = [f"**Confirmatory tests** (pre-registered, on fresh seeds, one look each; apart from the verdicts above, "
              f"[plans](#{SECTION})):", ""]
     for reading in readings:
         problems = f" — its evidence has {len(reading.problems)} problem(s)" if reading.problems else ""
-        lines.append(f"- `{reading.plan.claim}`: {_status(reading)}; {_plan_text(reading, brief=True)}{problems}")
+        whose_said = _whose(reading, whose or {}).split(", because")[0]
+        lines.append(f"- `{reading.plan.claim}`: {_status(reading)}{whose_said}; {_plan_text(reading, brief=True)}"
+                     f"{problems}")
     lines += [f"- refused: {line}" for line in refused]
     return lines + [""]
 
 
-def section(readings: list[Reading], refused: list[str]) -> list[str]:
+def section(readings: list[Reading], refused: list[str], whose: Mapping[str, str] | None = None) -> list[str]:
     """The plans in full: hypothesis, seeds, power calculation and its source, budget, analysis, verdict."""
     if not readings and not refused:
         return []
@@ -82,7 +92,8 @@ def section(readings: list[Reading], refused: list[str]) -> list[str]:
     for reading in readings:
         plan = reading.plan
         lines += [f"### `{plan.claim}`", "",
-                  f"- verdict: {_status(reading)}" + (f" — {reading.reason}" if reading.verdict else ""),
+                  f"- verdict: {_status(reading)}" + (f" — {reading.reason}" if reading.verdict else "")
+                  + _whose(reading, whose or {}),
                   *([f"- evidence level: {reading.level.text}"] if reading.level is not None else []),
                   f"- hypothesis: {plan.hypothesis} (registered {plan.registered}, plan digest `{plan.digest[:12]}`)",
                   f"- seeds: {_plan_text(reading)}",

@@ -296,9 +296,10 @@ def decided_where_learning(central: list[str], by_claim: Mapping[str, Mapping[st
     (`confirmed`: claim -> (verdict, profile), `harness.report.confirmatory.decided`), which is then its last word;
     `central` holds no implementation check (`checks` more are, shown in their own table)."""
     decided: dict[str, list[str]] = {}
+    confirmed = confirmed or {}
     for claim_id in central:
-        if claim_id in (confirmed or {}):
-            said, profile = (confirmed or {})[claim_id]
+        if claim_id in confirmed:
+            said, profile = confirmed[claim_id]
             decided.setdefault(f"{said} at `{profile}` (confirmatory)", []).append(f"`{claim_id.split('.', 1)[-1]}`")
             continue
         found = counted_decision(claim_id, by_claim.get(claim_id, {}), levels, profiles, sequential)

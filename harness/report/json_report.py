@@ -42,8 +42,9 @@ def report_json(outcome: Outcome, report: Any, readings: list[StudyReading], bas
                                "best": m.best}
                               for (e, v, p), m in sorted(report.accuracies.items())],
                "studies": study_dicts(readings, base),
-               "confirmatory": [r.to_dict() for r in report.confirmatory] + [{"refused": line}
-                                                                            for line in report.confirmatory_refused],
+               "confirmatory": [{**r.to_dict(), "attribution": report.confirmatory_whose.get(r.plan.claim, "")}
+                                for r in report.confirmatory] + [{"refused": line}
+                                                                 for line in report.confirmatory_refused],
                "runs": runs + outcome.archived_runs,
                "configs": shown_configs(outcome.catalog, runs + outcome.archived_runs)}
     return json.dumps(sealed(json_safe(payload)), indent=1, allow_nan=False) + "\n"

@@ -19,7 +19,7 @@ from harness.loading.studies import PAPER_PROFILE
 from harness.pipeline import Outcome, numerics_of
 from harness.provenance import git_commit, library_versions, machine
 from harness.report import confirmatory
-from harness.report.attributions import committed_studies, study_evidence, with_attributions
+from harness.report.attributions import committed_studies, confirmatory_whose, study_evidence, with_attributions
 from harness.report.cells import DETAIL_DIR, cell, relative
 from harness.report.digest import MAX_LINES, digest, tested_and_paper
 from harness.report.figures import draw_figures
@@ -90,6 +90,8 @@ class _Report:
         self.sequential = sequential_entries(self.sequential_folders, self.profiles, self.alphas)
         self.confirmatory, self.confirmatory_refused = (confirmatory_runs.read(settings, self.catalog)
                                                         if settings.committed_records else ([], []))
+        self.confirmatory_whose: dict[str, str] = {}
+        """Per claim whose confirmatory test FAILed, whose that FAIL is (set with the attributions)."""
 
     def alphas(self, profile: str) -> dict[str, float]:
         """The α each claim tests at on `profile` (a recorded sequential plan must be at it)."""
@@ -392,13 +394,17 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
     detail_dir = report_path.parent / DETAIL_DIR
     study_lines, study_files, readings = studies_section(studies, report_path, figures_dir)
     studies_read = study_evidence(study_dicts(readings, report_path.parent), committed_studies(settings.root))
-    report.levels = with_attributions(report.catalog, outcome.verdicts, report.levels, studies_read, settings.root)
+    confirmed = [r.to_dict() for r in report.confirmatory]
+    report.confirmatory_whose = confirmatory_whose(report.catalog, outcome.verdicts, report.levels, studies_read,
+                                                   settings.root, confirmed)
+    report.levels = with_attributions(report.catalog, outcome.verdicts, report.levels, studies_read, settings.root,
+                                      confirmed)
     shown = [v for v in outcome.verdicts if v.profile in report.profiles]
     lines = report.header()
     lines += digest(report.catalog, shown, report.levels, report.profiles, report.detail_link,
                     central_along_studies(report.catalog, readings), report.sequential,
                     report.proxies, confirmatory.decided(report.confirmatory))
-    lines += confirmatory.digest_lines(report.confirmatory, report.confirmatory_refused)
+    lines += confirmatory.digest_lines(report.confirmatory, report.confirmatory_refused, report.confirmatory_whose)
     lines += [SHORT_LEGEND, ""]
     if len(lines) > MAX_LINES:
         raise ValueError(f"REPORT.md's digest with its legend runs to {len(lines)} lines, more than {MAX_LINES}: "
@@ -414,7 +420,7 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
                                   [p for p in report.profiles if p not in outcome.archived], settings.workers)
     for profile in report.profiles:
         lines += sequential_section(report.sequential_folders, profile, report.alphas, report.stale_at(profile))
-    lines += confirmatory.section(report.confirmatory, report.confirmatory_refused)
+    lines += confirmatory.section(report.confirmatory, report.confirmatory_refused, report.confirmatory_whose)
     for paper in report.papers():
         lines += report.paper_table(paper)
     lines += performance_section(settings.root)

@@ -86,6 +86,10 @@ class Claim(StrictModel):
     repeats: ClaimId | None = None
     """The claim of its file whose observation and test this one repeats (another sentence of the paper read
     as the same relation): its verdicts are shown, and counted once, under the claim it repeats."""
+    as_run_of: ClaimId | None = None
+    """The claim of its file whose relation this one tests in the setting the authors' public code ran (its
+    variants carry that setting, with their sources in the spec): where that claim FAILs at a profile and this
+    one's last word there is PASS, the FAIL is the paper's setting's (`harness.verdicts.attribution`)."""
 
     def change_at(self, profile: str) -> Change | None:
         """The latest change of its expectation at `profile` after seeds had been run there (None: none)."""

@@ -5,8 +5,10 @@
   the authors' code there); a claimed `the implementation` is then contradicted, and an unexplained FAIL
   says which part is not covered where one is not;
 - `the paper` only where the claim quotes the contradiction and names its source;
-- `the paper's setting` only where the claim names the same claim run in the setting the authors' code ran
-  (`as_run`) and the verdict flips there: FAIL as stated, PASS as run;
+- `the paper's setting` only where the verdict flips between the setting the paper states and the one the authors'
+  code ran: FAIL as stated, PASS as run (the claim that is `as_run_of` this one, testing its relation in that
+  setting, or the one its own attribution names as `as_run`; read at its last word there, a confirmatory test's
+  where one was read);
 - `the scale` only where the verdict's learning level is below `LEARNED` and no claim stating the same
   relation FAILs at a profile where the models learn (level ≥ `LEARNED`), or where a scale study shows the
   tested statistic moving toward the claim (every tested series heading toward the paper's range or inside it);
@@ -40,6 +42,8 @@ class VerdictAt:
     status: str
     fraction: float | None
     """Its learning level (None where none applies or none could be read)."""
+    note: str = ""
+    """What kind of verdict it is where not the profile's own (a confirmatory test's), as the rule names it."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,12 @@ class Evidence:
     conformance: Mapping[tuple[str, str], str] = field(default_factory=dict)
     """Per (claim, profile) whose every part the conformance fixtures cover at that profile: which fixtures."""
     claimed: Mapping[tuple[str, str], Claimed] = field(default_factory=dict)
+    as_run: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per claim as the paper states it, the claims that test its relation in the setting the authors' code ran
+    (`as_run_of`, the link checked: `harness.report.attributions.as_run_links`)."""
+    confirmed: Mapping[tuple[str, str], VerdictAt] = field(default_factory=dict)
+    """Per (claim, profile) the verdict of its confirmatory test where one was read (PASS, FAIL or INCONCLUSIVE):
+    the claim's last word there."""
     conformance_gaps: Mapping[tuple[str, str], str] = field(default_factory=dict)
     """Per (claim, profile) the conformance fixtures cover in some part but not in every one: the parts not
     covered, and why."""
@@ -102,7 +112,7 @@ def attribute(claim: str, profile: str, evidence: Evidence) -> Attribution:
     by_claim = None if claimed is None else _claimed_holds(claimed, claim, profile, evidence)
     if claimed is not None and by_claim is not None and by_claim.whose == claimed.whose:
         return by_claim
-    derived = _scale_or_unexplained(claim, profile, evidence)
+    derived = _derived(claim, profile, evidence)
     if claimed is None:
         return derived
     if claimed.whose == derived.whose:
@@ -121,9 +131,10 @@ def _claimed_holds(claimed: Claimed, claim: str, profile: str, evidence: Evidenc
         return Attribution(UNEXPLAINED, "it quotes no contradiction with its source (`quote` and `quote_source`)")
     if claimed.whose == SETTING:
         stated = evidence.verdicts.get((claim, profile))
-        as_run = evidence.verdicts.get((claimed.as_run, profile)) if claimed.as_run else None
+        as_run = last_word(claimed.as_run, profile, evidence) if claimed.as_run else None
         if stated is not None and stated.status == "FAIL" and as_run is not None and as_run.status == "PASS":
-            return Attribution(SETTING, f"{claimed.evidence} (`{claimed.as_run}`, as the authors' code ran it, PASSes)")
+            return Attribution(SETTING, f"{claimed.evidence} (`{claimed.as_run}`, as the authors' code ran it, PASSes"
+                                        f"{_confirmatory(claimed.as_run, profile, evidence)})")
         ran = "names no claim run as the authors' code ran it (`as_run`)" if not claimed.as_run else (
             f"`{claimed.as_run}` does not PASS at {profile}" + (f" ({as_run.status})" if as_run else ""))
         return Attribution(UNEXPLAINED, f"the verdict does not flip: it {ran}")
@@ -135,6 +146,33 @@ def _claimed_holds(claimed: Claimed, claim: str, profile: str, evidence: Evidenc
     return None
 
 
+def last_word(claim: str, profile: str, evidence: Evidence) -> VerdictAt | None:
+    """The claim's verdict at the profile: its confirmatory test's where one was read, else the profile's."""
+    return evidence.confirmed.get((claim, profile)) or evidence.verdicts.get((claim, profile))
+
+
+def _confirmatory(claim: str, profile: str, evidence: Evidence) -> str:
+    said = evidence.confirmed.get((claim, profile))
+    return f" in {said.note}" if said is not None and said.note else ""
+
+
+def _as_run_siblings(claim: str, evidence: Evidence) -> tuple[str, ...]:
+    """The claims that test this one's relation as the authors' code ran it."""
+    return evidence.as_run.get(claim, ())
+
+
+def _derived(claim: str, profile: str, evidence: Evidence) -> Attribution:
+    """The rule's own reading where the claim's attribution does not hold: the paper's setting where the verdict
+    flips as the authors' code ran it, else the scale where the levels or a study show it, else unexplained."""
+    for other in _as_run_siblings(claim, evidence):
+        said = last_word(other, profile, evidence)
+        if said is not None and said.status == "PASS":
+            level = f" (level {said.fraction:.2f})" if said.fraction is not None else ""
+            return Attribution(SETTING, f"`{other}`, the same relation in the setting the authors' code ran, PASSes "
+                                        f"at {profile}{_confirmatory(other, profile, evidence)}{level}")
+    return _scale_or_unexplained(claim, profile, evidence)
+
+
 def _scale_or_unexplained(claim: str, profile: str, evidence: Evidence) -> Attribution:
     tested = evidence.verdicts[(claim, profile)]
     toward = [s for s in evidence.studies.get(claim, ()) if s.toward()]
@@ -144,17 +182,28 @@ def _scale_or_unexplained(claim: str, profile: str, evidence: Evidence) -> Attri
         return Attribution(SCALE, f"the models reach {tested.fraction:.2f} of the paper's gain over chance here, "
                                   f"below {LEARNED}, and no claim of the same relation FAILs where they learn")
     covered, gap = evidence.conformance.get((claim, profile), ""), evidence.conformance_gaps.get((claim, profile), "")
-    why = [f"not {SCALE}: {_why_not_scale(claim, profile, evidence)}",
+    why = [f"not {SCALE}: {_why_not_scale(claim, profile, evidence)}", _why_not_setting(claim, profile, evidence),
            f"the implementation is ruled out: {covered}" if covered else "",
            f"the implementation is not ruled out: {gap}" if gap else ""]
     return Attribution(UNEXPLAINED, "; ".join(w for w in why if w))
 
 
+def _why_not_setting(claim: str, profile: str, evidence: Evidence) -> str:
+    """Where the claim has a setting as run, why that does not explain the FAIL ('' where it has none)."""
+    said = [(other, last_word(other, profile, evidence)) for other in _as_run_siblings(claim, evidence)]
+    if not said:
+        return ""
+    return f"not {SETTING}: " + ", ".join(
+        f"`{other}` (as the authors' code ran it) is {verdict.status if verdict else 'not tested'} at {profile}"
+        f"{_confirmatory(other, profile, evidence)}" for other, verdict in said)
+
+
 def _fails_where_learned(claim: str, evidence: Evidence) -> list[VerdictAt]:
-    """The FAILs at a learned profile (level ≥ LEARNED) of the claims stating the same relation."""
+    """The FAILs at a learned profile (level ≥ LEARNED) of the claims stating the same relation, a confirmatory
+    test's among them."""
     related = evidence.relations.get(claim, frozenset({claim}))
-    return [t for t in evidence.verdicts.values() if t.claim in related and t.status == "FAIL"
-            and t.fraction is not None and t.fraction >= LEARNED]
+    return [t for t in (*evidence.verdicts.values(), *evidence.confirmed.values()) if t.claim in related
+            and t.status == "FAIL" and t.fraction is not None and t.fraction >= LEARNED]
 
 
 def _why_not_scale(claim: str, profile: str, evidence: Evidence) -> str:
@@ -167,5 +216,6 @@ def _why_not_scale(claim: str, profile: str, evidence: Evidence) -> str:
     if tested.fraction >= LEARNED:
         return f"the models reach {tested.fraction:.2f} of the paper's gain over chance here (≥ {LEARNED}){moving}"
     learned = _fails_where_learned(claim, evidence)
-    named = ", ".join(f"`{t.claim}` FAILs at {t.profile} (level {t.fraction:.2f})" for t in learned)
+    named = ", ".join(f"`{t.claim}` FAILs at {t.profile}{f' in {t.note}' if t.note else ''} (level {t.fraction:.2f})"
+                      for t in learned)
     return f"the same relation FAILs where the models learn: {named}{moving}"
