@@ -100,6 +100,9 @@ def test_the_papers_setting_is_derived_where_the_claim_run_as_the_authors_code_r
     assert pending.whose == UNEXPLAINED
     assert "not the paper's setting: `c.as-run` (as the authors' code ran it) is INCONCLUSIVE at learning" \
         in pending.why
+    untested = attribute("c", "smoke", _evidence(VerdictAt("c", "smoke", "FAIL", 0.6), as_run, as_run=links,
+                                                 related={"c.as-run"}))
+    assert "`c.as-run` (as the authors' code ran it) is not tested at smoke" in untested.why
     confirmed = {("c.as-run", "learning"): VerdictAt("c.as-run", "learning", "PASS", 0.24,
                                                      note="its confirmatory test on fresh seeds")}
     flips = attribute("c", "learning", _evidence(stated, as_run, related={"c.as-run"}, as_run=links,

@@ -193,9 +193,14 @@ def _why_not_setting(claim: str, profile: str, evidence: Evidence) -> str:
     said = [(other, last_word(other, profile, evidence)) for other in _as_run_siblings(claim, evidence)]
     if not said:
         return ""
-    return f"not {SETTING}: " + ", ".join(
-        f"`{other}` (as the authors' code ran it) is {verdict.status if verdict else 'not tested'} at {profile}"
-        f"{_confirmatory(other, profile, evidence)}" for other, verdict in said)
+    return f"not {SETTING}: " + ", ".join(f"`{other}` (as the authors' code ran it) {_said(verdict)} at {profile}"
+                                          f"{_confirmatory(other, profile, evidence)}" for other, verdict in said)
+
+
+def _said(verdict: VerdictAt | None) -> str:
+    if verdict is None or verdict.status == "SKIPPED":
+        return "is not tested"
+    return {"FAIL": "FAILs", "PASS": "PASSes"}.get(verdict.status, f"is {verdict.status}")
 
 
 def _fails_where_learned(claim: str, evidence: Evidence) -> list[VerdictAt]:
