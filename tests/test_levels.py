@@ -209,7 +209,7 @@ def test_the_digest_lists_the_fails_the_rule_leaves_unexplained() -> None:
 
     def attributed(*verdicts):
         levels = {(v.claim, v.profile): reader.level(v) for v in verdicts}
-        return with_attributions(CATALOG, verdicts, levels, [], ROOT)
+        return with_attributions(CATALOG, verdicts, levels, [], ROOT)[0]
 
     levels = attributed(smoke, standard)  # smoke's level is 0.08 and no FAIL where the models learn
     assert levels[(claim, "smoke")].attribution.startswith("the scale, because after 30 rounds")

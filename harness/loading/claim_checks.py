@@ -34,16 +34,8 @@ def check_families(doc: Document, claim_file: ClaimFile, problems: list[Problem]
 def check_repeats(doc: Document, claim_file: ClaimFile, problems: list[Problem]) -> None:
     """A claim that `repeats` another names a claim of its file, not itself nor one that repeats a third, with
     the same experiment, metric, arguments and variants: the same observation, so no independent evidence."""
-    by_id = {claim.id: claim for claim in claim_file.claims}
-    for index, claim in enumerate(claim_file.claims):
-        if claim.repeats is None:
-            continue
-        where = ("claims", index, "repeats")
-        repeated = by_id.get(claim.repeats)
-        if repeated is None or repeated is claim:
-            problems.append(doc.problem(where, f"repeats {claim.repeats!r}: no other claim of this file has that "
-                                               f"id{did_you_mean(claim.repeats, by_id)}"))
-        elif repeated.repeats is not None:
+    for where, claim, repeated in _links(doc, claim_file, "repeats", problems):
+        if repeated.repeats is not None:
             problems.append(doc.problem(where, f"repeats {claim.repeats!r}, which itself repeats "
                                                f"{repeated.repeats!r}: name the claim first made"))
         elif _observed(claim) != _observed(repeated):
@@ -56,22 +48,31 @@ def check_as_run(doc: Document, claim_file: ClaimFile, problems: list[Problem]) 
     """A claim `as_run_of` another names a claim of its file, not itself nor one that is itself a claim run as
     the authors' code ran it, of the same experiment (the relation the two state is checked where the rule reads
     it: `harness.report.attributions.as_run_links`)."""
-    by_id = {claim.id: claim for claim in claim_file.claims}
-    for index, claim in enumerate(claim_file.claims):
-        if claim.as_run_of is None:
-            continue
-        where = ("claims", index, "as_run_of")
-        stated = by_id.get(claim.as_run_of)
-        if stated is None or stated is claim:
-            problems.append(doc.problem(where, f"as_run_of {claim.as_run_of!r}: no other claim of this file has "
-                                               f"that id{did_you_mean(claim.as_run_of, by_id)}"))
-        elif stated.as_run_of is not None:
+    for where, claim, stated in _links(doc, claim_file, "as_run_of", problems):
+        if stated.as_run_of is not None:
             problems.append(doc.problem(where, f"as_run_of {claim.as_run_of!r}, which is itself run as the authors' "
                                                f"code ran {stated.as_run_of!r}: name the claim as the paper states it"))
         elif stated.experiment != claim.experiment:
             problems.append(doc.problem(where, f"as_run_of {claim.as_run_of!r}, of experiment {stated.experiment!r}: "
                                                f"a claim's setting as run is another variant of its own experiment "
                                                f"({claim.experiment!r})"))
+
+
+def _links(doc: Document, claim_file: ClaimFile, field: str, problems: list[Problem]):
+    """(where, claim, named) for each claim of the file whose `field` names another claim of it; one that names no
+    other claim of the file (itself, or an unknown id) is a problem, with the closest id."""
+    by_id = {claim.id: claim for claim in claim_file.claims}
+    for index, claim in enumerate(claim_file.claims):
+        target = getattr(claim, field)
+        if target is None:
+            continue
+        where = ("claims", index, field)
+        named = by_id.get(target)
+        if named is None or named is claim:
+            problems.append(doc.problem(where, f"{field} {target!r}: no other claim of this file has that "
+                                               f"id{did_you_mean(target, by_id)}"))
+        else:
+            yield where, claim, named
 
 
 def _observed(claim) -> tuple:

@@ -283,14 +283,20 @@ def attributions(catalog: Catalog, tested: Iterable[VerdictAt], confirmed: Itera
                  studies: Iterable[Mapping[str, Any]], root: Path) -> dict[tuple[str, str], Attribution]:
     """Every FAIL's attribution by the rule, keyed (claim, profile); `confirmed`: the confirmatory tests' verdicts,
     each its claim's last word at its profile."""
-    evidence = _evidence(catalog, tested, studies, root, confirmed)
-    return {key: attribute(*key, evidence) for key, t in evidence.verdicts.items() if t.status == "FAIL"}
+    return _profile_fails(_evidence(catalog, tested, studies, root, confirmed))
 
 
 def confirmatory_attributions(catalog: Catalog, tested: Iterable[VerdictAt], studies: Iterable[Mapping[str, Any]],
                               root: Path, confirmed: Iterable[VerdictAt]) -> dict[tuple[str, str], Attribution]:
     """Each confirmatory FAIL's attribution by the same rule, its own verdict read in place of its profile's."""
-    evidence = _evidence(catalog, tested, studies, root, confirmed)
+    return _confirmatory_fails(_evidence(catalog, tested, studies, root, confirmed))
+
+
+def _profile_fails(evidence: Evidence) -> dict[tuple[str, str], Attribution]:
+    return {key: attribute(*key, evidence) for key, t in evidence.verdicts.items() if t.status == "FAIL"}
+
+
+def _confirmatory_fails(evidence: Evidence) -> dict[tuple[str, str], Attribution]:
     return {key: attribute(*key, replace(evidence, verdicts={**evidence.verdicts, key: t}))
             for key, t in evidence.confirmed.items() if t.status == "FAIL"}
 
@@ -325,26 +331,17 @@ def _report_json_verdicts(catalog: Catalog, report: Mapping[str, Any]) -> tuple[
 
 
 def with_attributions(catalog: Catalog, verdicts: Iterable, levels: Mapping[tuple[str, str], Level],
-                      studies: Iterable[Mapping[str, Any]], root: Path,
-                      confirmatory: Iterable[Mapping[str, Any]] = ()) -> dict[tuple[str, str], Level]:
+                      studies: Iterable[Mapping[str, Any]], root: Path, confirmatory: Iterable[Mapping[str, Any]] = ()
+                      ) -> tuple[dict[tuple[str, str], Level], dict[str, str]]:
     """The levels with every FAIL's attribution by the rule (`verdicts`: every profile's, so a FAIL where the
     models learn can refute `the scale` where they do not; `confirmatory`: the confirmatory tests as REPORT.json
-    lists them, each its claim's last word at its profile)."""
-    found = attributions(catalog, _tested(verdicts, levels), confirmed_verdicts(confirmatory), studies=studies,
-                         root=root)
-    return {key: level if key not in found else replace(level, attribution=found[key].text(), whose=found[key].whose,
-                                                         contradicted=found[key].contradicted)
-            for key, level in levels.items()}
-
-
-def confirmatory_whose(catalog: Catalog, verdicts: Iterable, levels: Mapping[tuple[str, str], Level],
-                       studies: Iterable[Mapping[str, Any]], root: Path,
-                       confirmatory: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-    """Per claim whose confirmatory test FAILed, whose that FAIL is by the rule, in words."""
-    found = confirmatory_attributions(catalog, _tested(verdicts, levels), studies, root,
-                                      confirmed_verdicts(confirmatory))
-    return {claim: attribution.text() for (claim, _), attribution in found.items()}
-
-
-def _tested(verdicts: Iterable, levels: Mapping[tuple[str, str], Level]) -> list[VerdictAt]:
-    return [VerdictAt(v.claim, v.profile, v.status, levels[(v.claim, v.profile)].fraction) for v in verdicts]
+    lists them, each its claim's last word at its profile), and per claim whose confirmatory test FAILed, whose
+    that FAIL is, in words: both read from one gathering of the evidence."""
+    tested = [VerdictAt(v.claim, v.profile, v.status, levels[(v.claim, v.profile)].fraction) for v in verdicts]
+    evidence = _evidence(catalog, tested, studies, root, confirmed_verdicts(confirmatory))
+    found = _profile_fails(evidence)
+    attributed = {key: level if key not in found else replace(level, attribution=found[key].text(),
+                                                              whose=found[key].whose,
+                                                              contradicted=found[key].contradicted)
+                  for key, level in levels.items()}
+    return attributed, {claim: a.text() for (claim, _), a in _confirmatory_fails(evidence).items()}

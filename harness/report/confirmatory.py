@@ -66,7 +66,7 @@ def _whose(reading: Reading, whose: Mapping[str, str]) -> str:
 
 def digest_lines(readings: list[Reading], refused: list[str], whose: Mapping[str, str] | None = None) -> list[str]:
     """Under the digest: each confirmatory test's verdict on a line of its own (`whose`: per claim whose
-    confirmatory test FAILed, whose that FAIL is by the rule, `harness.report.attributions.confirmatory_whose`)."""
+    confirmatory test FAILed, whose that FAIL is by the rule, `harness.report.attributions.with_attributions`)."""
     if not readings and not refused:
         return []
     lines = [f"**Confirmatory tests** (pre-registered, on fresh seeds, one look each; apart from the verdicts above, "

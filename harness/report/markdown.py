@@ -19,7 +19,7 @@ from harness.loading.studies import PAPER_PROFILE
 from harness.pipeline import Outcome, numerics_of
 from harness.provenance import git_commit, library_versions, machine
 from harness.report import confirmatory
-from harness.report.attributions import committed_studies, confirmatory_whose, study_evidence, with_attributions
+from harness.report.attributions import committed_studies, study_evidence, with_attributions
 from harness.report.cells import DETAIL_DIR, cell, relative
 from harness.report.digest import MAX_LINES, digest, tested_and_paper
 from harness.report.figures import draw_figures
@@ -394,11 +394,9 @@ def _rendered(report: _Report, report_path: Path, figures_dir: Path, studies: Ma
     detail_dir = report_path.parent / DETAIL_DIR
     study_lines, study_files, readings = studies_section(studies, report_path, figures_dir)
     studies_read = study_evidence(study_dicts(readings, report_path.parent), committed_studies(settings.root))
-    confirmed = [r.to_dict() for r in report.confirmatory]
-    report.confirmatory_whose = confirmatory_whose(report.catalog, outcome.verdicts, report.levels, studies_read,
-                                                   settings.root, confirmed)
-    report.levels = with_attributions(report.catalog, outcome.verdicts, report.levels, studies_read, settings.root,
-                                      confirmed)
+    report.levels, report.confirmatory_whose = with_attributions(
+        report.catalog, outcome.verdicts, report.levels, studies_read, settings.root,
+        [r.to_dict() for r in report.confirmatory])
     shown = [v for v in outcome.verdicts if v.profile in report.profiles]
     lines = report.header()
     lines += digest(report.catalog, shown, report.levels, report.profiles, report.detail_link,

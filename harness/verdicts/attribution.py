@@ -156,15 +156,10 @@ def _confirmatory(claim: str, profile: str, evidence: Evidence) -> str:
     return f" in {said.note}" if said is not None and said.note else ""
 
 
-def _as_run_siblings(claim: str, evidence: Evidence) -> tuple[str, ...]:
-    """The claims that test this one's relation as the authors' code ran it."""
-    return evidence.as_run.get(claim, ())
-
-
 def _derived(claim: str, profile: str, evidence: Evidence) -> Attribution:
     """The rule's own reading where the claim's attribution does not hold: the paper's setting where the verdict
     flips as the authors' code ran it, else the scale where the levels or a study show it, else unexplained."""
-    for other in _as_run_siblings(claim, evidence):
+    for other in evidence.as_run.get(claim, ()):
         said = last_word(other, profile, evidence)
         if said is not None and said.status == "PASS":
             level = f" (level {said.fraction:.2f})" if said.fraction is not None else ""
@@ -190,7 +185,7 @@ def _scale_or_unexplained(claim: str, profile: str, evidence: Evidence) -> Attri
 
 def _why_not_setting(claim: str, profile: str, evidence: Evidence) -> str:
     """Where the claim has a setting as run, why that does not explain the FAIL ('' where it has none)."""
-    said = [(other, last_word(other, profile, evidence)) for other in _as_run_siblings(claim, evidence)]
+    said = [(other, last_word(other, profile, evidence)) for other in evidence.as_run.get(claim, ())]
     if not said:
         return ""
     return f"not {SETTING}: " + ", ".join(f"`{other}` (as the authors' code ran it) {_said(verdict)} at {profile}"
