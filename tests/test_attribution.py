@@ -12,10 +12,12 @@ from harness.report.attributions import (
     CONFORMANCE_DIR,
     as_run_links,
     as_run_problem,
+    attributions,
     claimed,
     committed_studies,
     confirmatory_from_report_json,
     conformance,
+    covered_points,
     from_report_json,
     relations,
     study_evidence,
@@ -28,6 +30,7 @@ from harness.verdicts.attribution import (
     UNEXPLAINED,
     WHOSE,
     Claimed,
+    CoveredPoint,
     Evidence,
     StudyHeading,
     VerdictAt,
@@ -209,15 +212,22 @@ def test_table_3_figures_without_their_source_do_not_make_a_fail_the_papers(clai
     assert (found.whose, found.contradicted.startswith("the claim says the paper")) == (SCALE, True)
 
 
+SCALER_EPS = "learning@model.batchnorm_eps_exponent=2"
+"""The `scaler-eps` study's point where the CNN takes the authors' Scaler's batch-norm eps."""
+
+
 def test_the_committed_conformance_fixtures_rule_out_the_implementation_only_where_they_cover() -> None:
-    """The server's fixture and the augmentation's cover FedRolex's runs, the client's only HeteroFL's CNN at
-    width 1 (its Scaler makes the authors' batch norm differ below it): no claim is ruled out, and each
-    FedRolex claim the server's covers says what of its clients' training is not."""
+    """The server's fixture and the augmentation's cover FedRolex's runs, the client's HeteroFL's CNN at width 1,
+    and below it only with the authors' Scaler's batch-norm eps (`model.batchnorm_eps_exponent` 2): every part
+    is covered only at the `scaler-eps` study's point there, and each FedRolex claim the server's covers
+    elsewhere says what of its clients' training is not."""
     covered, gaps = conformance(CATALOG, ROOT)
-    assert not covered
+    studied = {loaded.id for loaded in CATALOG.claims if SCALER_EPS in loaded.claim.expect}
+    assert studied and set(covered) == {(claim, SCALER_EPS) for claim in studied}
     claim = "fedrolex.participation.10pct"
     learning, paper = gaps[(claim, "learning")], gaps[(claim, "paper")]
     assert learning.startswith("client: conformance/fedrolex_client.json does not cover caps.tiers = ")
+    assert "or else model.batchnorm_eps_exponent = 0.0 (variant `fedrolex-l2`)" in learning
     assert "augmentation" not in learning.removesuffix("(covered: server, augmentation)")
     assert learning.endswith("(covered: server, augmentation)") and paper.endswith("(covered: server, augmentation)")
     assert "preresnet18" in paper and "preresnet18" not in learning  # each profile's own model
@@ -320,6 +330,65 @@ def test_a_fixture_without_its_parts_is_refused_naming_the_file(tmp_path: Path) 
     root = _fixtures(tmp_path, bare={"kind": "federated_training", "text": "a client step", "settings": {}})
     with pytest.raises(ValueError, match=r"bare\.json: covers\.parts must be a list"):
         conformance(CATALOG, root)
+
+
+def test_covers_may_list_alternatives_any_one_of_which_covers_a_run(tmp_path: Path) -> None:
+    """A client fixture covering width 1 at any eps, or every width at the authors' eps: the learning tier's
+    runs (every width, eps exponent 0) are covered by neither, and the text names what each leaves out."""
+    claim = "fedrolex.participation.10pct"
+    client = _client([{"caps.tiers": [[1.0]]}, {"model.batchnorm_eps_exponent": [2.0]}])
+    covered, gaps = conformance(CATALOG, _fixtures(tmp_path / "two", SERVER_AND_AUGMENTATION, client=client))
+    assert gaps[(claim, "learning")] == (
+        "client: conformance/client.json does not cover caps.tiers = [1.0, 0.5, 0.25, 0.125, 0.0625], or else "
+        "model.batchnorm_eps_exponent = 0.0 (variant `fedrolex-l2`) (covered: server, augmentation)")
+    widened = _client([{"caps.tiers": [[1.0]]}, {"model.batchnorm_eps_exponent": [0.0, 2.0]}])
+    covered, _ = conformance(CATALOG, _fixtures(tmp_path / "wide", SERVER_AND_AUGMENTATION, client=widened))
+    assert (claim, "learning") in covered
+    with pytest.raises(ValueError, match=r"bad\.json: covers\.settings must map each dotted setting"):
+        conformance(CATALOG, _fixtures(tmp_path / "bad", bad=_client([{"caps.tiers": 1.0}])))
+
+
+def test_a_covered_study_point_rules_the_implementation_out_or_makes_the_fail_its() -> None:
+    """Where a study's point runs the claim with every part covered: a FAIL there too rules the implementation
+    out (and contradicts a claimed `the implementation`), a PASS there makes the FAIL the implementation's, an
+    undecided point leaves it open and says so."""
+    tested = VerdictAt("c", "learning", "FAIL", 0.6)
+
+    def at_point(status: str, **more) -> Evidence:
+        point = CoveredPoint("eps", "learning@eps=2", status, "every part reproduced")
+        return _evidence(tested, covered_points={("c", "learning"): (point,)},
+                         conformance_gaps={("c", "learning"): "client: not below width 1"}, **more)
+
+    failed = attribute("c", "learning", at_point("FAIL"))
+    assert failed.whose == UNEXPLAINED and "not ruled out" not in failed.why
+    assert ("the implementation is ruled out: at study `eps`'s point `learning@eps=2`, where the fixtures cover "
+            "every part, it FAILs too (every part reproduced)") in failed.why
+    said = Claimed(IMPLEMENTATION, "the clients' batch norm departs from the authors'")
+    claimed_fail = attribute("c", "learning", at_point("FAIL", claimed={("c", "learning"): said}))
+    assert claimed_fail.whose == UNEXPLAINED and "ruled out" in claimed_fail.contradicted
+    passed = attribute("c", "learning", at_point("PASS"))
+    assert passed.whose == IMPLEMENTATION and "`learning@eps=2`" in passed.why and "PASSes" in passed.why
+    undecided = attribute("c", "learning", at_point("INCONCLUSIVE"))
+    assert undecided.whose == UNEXPLAINED
+    assert "not ruled out: client: not below width 1 (at study `eps`" in undecided.why
+    assert "it is INCONCLUSIVE" in undecided.why
+
+
+def test_a_studys_point_is_read_where_the_committed_fixtures_cover_every_part() -> None:
+    """From a study reading, as REPORT.json and studies/ hold it: the `scaler-eps` point at the authors' eps is
+    covered, so its verdict speaks for the learning tier's FAIL; the project's own eps (point 0) is not."""
+    claim = "fedrolex.as-run.participation.10pct"
+    covered, _ = conformance(CATALOG, ROOT)
+    study = {"study": "scaler-eps", "base_profile": "learning", "claims": [{"claim": claim, "trends": [], "points": [
+        {"profile": "learning@model.batchnorm_eps_exponent=0", "verdict": "PASS"},
+        {"profile": SCALER_EPS, "verdict": "FAIL"}]}]}
+    points = covered_points([study], covered)
+    assert [(p.profile, p.status) for p in points[(claim, "learning")]] == [(SCALER_EPS, "FAIL")]
+    tested = [VerdictAt(claim, "learning", "FAIL", 0.55)]
+    found = attributions(CATALOG, tested, studies=[study], root=ROOT)[(claim, "learning")]
+    assert found.whose == UNEXPLAINED and f"ruled out: at study `scaler-eps`'s point `{SCALER_EPS}`" in found.why
+    study["claims"][0]["points"][1]["verdict"] = "PASS"
+    assert attributions(CATALOG, tested, studies=[study], root=ROOT)[(claim, "learning")].whose == IMPLEMENTATION
 
 
 def _study(name: str, points: int, heading: str, listed: int = 3) -> dict:

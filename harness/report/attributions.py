@@ -13,13 +13,22 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from harness.loading.catalog import Catalog, LoadedSpec
-from harness.verdicts.attribution import Attribution, Claimed, Evidence, StudyHeading, VerdictAt, attribute
+from harness.verdicts.attribution import (
+    Attribution,
+    Claimed,
+    CoveredPoint,
+    Evidence,
+    StudyHeading,
+    VerdictAt,
+    attribute,
+)
 from harness.verdicts.levels import Level
 
 CONFORMANCE_DIR = "conformance"
 """Where the conformance fixtures live, each a JSON file whose `covers` says which parts (`parts`) of which kind
-of experiment (`kind`), at which settings (`settings`), its tests hold the project's methods to
-(`tests/test_fedrolex_conformance.py`, `tests/test_fedrolex_client_conformance.py`)."""
+of experiment (`kind`), at which settings (`settings`: each dotted setting's values, or a list of such maps, any
+one of which covers a run), its tests hold the project's methods to (`tests/test_fedrolex_conformance.py`,
+`tests/test_fedrolex_client_conformance.py`)."""
 
 
 def relations(catalog: Catalog) -> dict[str, frozenset[str]]:
@@ -103,11 +112,21 @@ def conformance(catalog: Catalog, root: Path) -> tuple[dict[tuple[str, str], str
 def _covers(path: Path) -> dict[str, Any]:
     """A fixture's `covers`, its fields checked."""
     covers = json.loads(path.read_text(encoding="utf-8")).get("covers")
-    for field, kind in (("kind", str), ("parts", list), ("text", str), ("settings", dict)):
+    for field, kind in (("kind", str), ("parts", list), ("text", str), ("settings", dict | list)):
         if not isinstance((covers or {}).get(field), kind):
-            raise ValueError(f"{path}: covers.{field} must be a {kind.__name__} (what the fixture covers: the kind "
-                             f"of experiment, the parts of its runs, in words, and the settings)")
-    return covers
+            raise ValueError(f"{path}: covers.{field} must be a {_kind_name(kind)} (what the fixture covers: the "
+                             f"kind of experiment, the parts of its runs, in words, and the settings)")
+    settings = covers["settings"]
+    alternatives = settings if isinstance(settings, list) else [settings]
+    if not alternatives or not all(isinstance(a, dict) and all(isinstance(v, list) for v in a.values())
+                                   for a in alternatives):
+        raise ValueError(f"{path}: covers.settings must map each dotted setting to its values, or list such maps "
+                         f"(any one of which covers a run)")
+    return {**covers, "settings": alternatives}
+
+
+def _kind_name(kind: Any) -> str:
+    return " or ".join(k.__name__ for k in getattr(kind, "__args__", (kind,)))
 
 
 def _part_coverage(part: str, target: LoadedSpec, profile: str, variants: list[str],
@@ -125,16 +144,16 @@ def _part_coverage(part: str, target: LoadedSpec, profile: str, variants: list[s
     return "", f"{part}: {'; '.join(missing) or 'no conformance fixture'}"
 
 
-def _first_uncovered(settings: Mapping[str, list], target: LoadedSpec, profile: str, variants: list[str],
-                     resolved: dict[tuple[str, str, str], BaseModel]) -> str:
-    """The settings of the first variant (at ``profile``) whose values ``settings`` leave out, in words; '' where
-    they cover every variant."""
+def _first_uncovered(alternatives: list[Mapping[str, list]], target: LoadedSpec, profile: str,
+                     variants: list[str], resolved: dict[tuple[str, str, str], BaseModel]) -> str:
+    """The settings of the first variant (at ``profile``) whose values every alternative of the settings leaves
+    out, in words (each alternative's, joined by 'or else'); '' where some alternative covers every variant."""
     for variant in variants:
         config = _resolved(target, variant, profile, resolved)
-        left = [f"{setting} = {_setting(config, setting)}" for setting, values in settings.items()
-                if not _among(config, setting, values)]
-        if left:
-            return f"{', '.join(left)} (variant `{variant}`)"
+        left = [[f"{setting} = {_setting(config, setting)}" for setting, values in settings.items()
+                 if not _among(config, setting, values)] for settings in alternatives]
+        if all(left):
+            return f"{', or else '.join(', '.join(one) for one in left)} (variant `{variant}`)"
     return ""
 
 
@@ -279,6 +298,21 @@ def study_headings(studies: Iterable[Mapping[str, Any]]) -> dict[str, tuple[Stud
     return {claim: tuple(readings) for claim, readings in found.items()}
 
 
+def covered_points(studies: Iterable[Mapping[str, Any]], covered: Mapping[tuple[str, str], str]
+                   ) -> dict[tuple[str, str], tuple[CoveredPoint, ...]]:
+    """Per (claim, a study's base profile), the study's points with a verdict where the conformance fixtures cover
+    every part of the claim's runs (`covered`: `conformance`'s, which sees a study's points as profiles)."""
+    found: dict[tuple[str, str], list[CoveredPoint]] = {}
+    for study in studies:
+        for claim in study["claims"]:
+            for point in claim["points"]:
+                by = covered.get((claim["claim"], point["profile"]))
+                if by and point.get("verdict"):
+                    found.setdefault((claim["claim"], study["base_profile"]), []).append(
+                        CoveredPoint(study["study"], point["profile"], point["verdict"], by))
+    return {key: tuple(points) for key, points in found.items()}
+
+
 def attributions(catalog: Catalog, tested: Iterable[VerdictAt], confirmed: Iterable[VerdictAt] = (), *,
                  studies: Iterable[Mapping[str, Any]], root: Path) -> dict[tuple[str, str], Attribution]:
     """Every FAIL's attribution by the rule, keyed (claim, profile); `confirmed`: the confirmatory tests' verdicts,
@@ -304,8 +338,10 @@ def _confirmatory_fails(evidence: Evidence) -> dict[tuple[str, str], Attribution
 def _evidence(catalog: Catalog, tested: Iterable[VerdictAt], studies: Iterable[Mapping[str, Any]], root: Path,
               confirmed: Iterable[VerdictAt]) -> Evidence:
     covered, gaps = conformance(catalog, root)
+    studies = list(studies)
     return Evidence({(t.claim, t.profile): t for t in tested}, relations(catalog), study_headings(studies), covered,
-                    claimed(catalog), as_run_links(catalog), {(t.claim, t.profile): t for t in confirmed}, gaps)
+                    claimed(catalog), as_run_links(catalog), {(t.claim, t.profile): t for t in confirmed}, gaps,
+                    covered_points(studies, covered))
 
 
 def from_report_json(catalog: Catalog, report: Mapping[str, Any], studies: Iterable[Mapping[str, Any]],

@@ -32,6 +32,11 @@ class ConvModel(WidthScaled):
     in_channels: int = Field(ge=1)
     num_classes: int = Field(ge=2)
     image_size: int = Field(ge=8)
+    batchnorm_eps_exponent: float = Field(0.0, ge=0, exclude_if=lambda value: value == 0)
+    """Each block's batch-norm eps is 1e-5 times the sub-model's share of its width to this power: 0 (the default,
+    left out of a run's config, so no key changes) the project's eps at every width; 2 the authors' Scaler as their
+    code ran it (it divides a width-p sub-model's activations by p before batch norm, which then normalises with
+    eps 1e-5 p²: `methods.models.conv.ConvFamily`, docs/conformance.md)."""
 
 
 class PreResNet18Model(WidthScaled):
@@ -66,6 +71,9 @@ def model_sources(config: ModelConfig) -> list[str]:
 
 
 def build_model_family(config: ConvModel | PreResNet18Model | CharLSTMModel) -> SliceableFamily:
+    if isinstance(config, ConvModel) and config.batchnorm_eps_exponent:
+        return build_family(config.arch, in_channels=config.in_channels, num_classes=config.num_classes,
+                            hidden=config.widths, batchnorm_eps_exponent=config.batchnorm_eps_exponent)
     if isinstance(config, WidthScaled):
         return build_family(config.arch, in_channels=config.in_channels,
                             num_classes=config.num_classes, hidden=config.widths)

@@ -2,8 +2,11 @@
 
 - the implementation is *ruled out* where conformance fixtures cover every part of the runs the claim reads
   (the server's and the clients', each at every setting its variants run: the project's methods reproduce
-  the authors' code there); a claimed `the implementation` is then contradicted, and an unexplained FAIL
-  says which part is not covered where one is not;
+  the authors' code there), or where a scale study's point at which they do (its axis the setting they leave
+  out) FAILs too; a claimed `the implementation` is then contradicted, and an unexplained FAIL says which part
+  is not covered where one is not;
+- `the implementation` where the verdict flips along such a study: FAIL where the fixtures leave a part out,
+  PASS at the study's point where they cover every part;
 - `the paper` only where the claim quotes the contradiction and names its source;
 - `the paper's setting` only where the verdict flips between the setting the paper states and the one the authors'
   code ran: FAIL as stated, PASS as run (the claim that is `as_run_of` this one, testing its relation in that
@@ -72,6 +75,21 @@ class StudyHeading:
 
 
 @dataclass(frozen=True)
+class CoveredPoint:
+    """A scale study's point where the conformance fixtures cover every part of a claim's runs, with the claim's
+    verdict there."""
+
+    study: str
+    profile: str
+    """The point's generated profile (`learning@model.batchnorm_eps_exponent=2`)."""
+    status: str
+    covered_by: str
+
+    def text(self) -> str:
+        return f"at study `{self.study}`'s point `{self.profile}`, where the fixtures cover every part"
+
+
+@dataclass(frozen=True)
 class Evidence:
     verdicts: Mapping[tuple[str, str], VerdictAt]
     relations: Mapping[str, frozenset[str]]
@@ -89,6 +107,8 @@ class Evidence:
     conformance_gaps: Mapping[tuple[str, str], str] = field(default_factory=dict)
     """Per (claim, profile) the conformance fixtures cover in some part but not in every one: the parts not
     covered, and why."""
+    covered_points: Mapping[tuple[str, str], tuple[CoveredPoint, ...]] = field(default_factory=dict)
+    """Per (claim, a study's base profile), the study's points where the fixtures cover every part of its runs."""
 
 
 @dataclass(frozen=True)
@@ -139,11 +159,26 @@ def _claimed_holds(claimed: Claimed, claim: str, profile: str, evidence: Evidenc
             f"`{claimed.as_run}` does not PASS at {profile}" + (f" ({as_run.status})" if as_run else ""))
         return Attribution(UNEXPLAINED, f"the verdict does not flip: it {ran}")
     if claimed.whose == IMPLEMENTATION:
-        covered = evidence.conformance.get((claim, profile), "")
-        if covered:
-            return Attribution(UNEXPLAINED, f"the implementation is ruled out: {covered}")
+        ruled_out = _ruled_out(claim, profile, evidence)
+        if ruled_out:
+            return Attribution(UNEXPLAINED, f"the implementation is ruled out: {ruled_out}")
         return Attribution(IMPLEMENTATION, claimed.evidence)
     return None
+
+
+def _ruled_out(claim: str, profile: str, evidence: Evidence) -> str:
+    """Why the implementation does not explain the FAIL, in words: the fixtures cover every part of its runs, or
+    a study's point where they do FAILs too ('' where neither)."""
+    covered = evidence.conformance.get((claim, profile), "")
+    if covered:
+        return covered
+    return "; ".join(f"{p.text()}, it FAILs too ({p.covered_by})" for p in _covered_points(claim, profile, evidence)
+                     if p.status == "FAIL")
+
+
+def _covered_points(claim: str, profile: str, evidence: Evidence) -> tuple[CoveredPoint, ...]:
+    """The covered study points that speak for a FAIL the fixtures do not cover themselves."""
+    return () if evidence.conformance.get((claim, profile)) else evidence.covered_points.get((claim, profile), ())
 
 
 def last_word(claim: str, profile: str, evidence: Evidence) -> VerdictAt | None:
@@ -165,6 +200,10 @@ def _derived(claim: str, profile: str, evidence: Evidence) -> Attribution:
             level = f" (level {said.fraction:.2f})" if said.fraction is not None else ""
             return Attribution(SETTING, f"`{other}`, the same relation in the setting the authors' code ran, PASSes "
                                         f"at {profile}{_confirmatory(other, profile, evidence)}{level}")
+    for point in _covered_points(claim, profile, evidence):
+        if point.status == "PASS":
+            return Attribution(IMPLEMENTATION, f"the verdict flips where the project's methods are the authors': "
+                                               f"{point.text()}, it PASSes ({point.covered_by})")
     return _scale_or_unexplained(claim, profile, evidence)
 
 
@@ -176,10 +215,13 @@ def _scale_or_unexplained(claim: str, profile: str, evidence: Evidence) -> Attri
     if tested.fraction is not None and tested.fraction < LEARNED and not _fails_where_learned(claim, evidence):
         return Attribution(SCALE, f"the models reach {tested.fraction:.2f} of the paper's gain over chance here, "
                                   f"below {LEARNED}, and no claim of the same relation FAILs where they learn")
-    covered, gap = evidence.conformance.get((claim, profile), ""), evidence.conformance_gaps.get((claim, profile), "")
+    ruled_out, gap = _ruled_out(claim, profile, evidence), evidence.conformance_gaps.get((claim, profile), "")
+    undecided = ", ".join(f"{p.text()}, it is {p.status}" for p in _covered_points(claim, profile, evidence)
+                          if p.status not in ("PASS", "FAIL"))
     why = [f"not {SCALE}: {_why_not_scale(claim, profile, evidence)}", _why_not_setting(claim, profile, evidence),
-           f"the implementation is ruled out: {covered}" if covered else "",
-           f"the implementation is not ruled out: {gap}" if gap else ""]
+           f"the implementation is ruled out: {ruled_out}" if ruled_out else "",
+           f"the implementation is not ruled out: {gap}{f' ({undecided})' if undecided else ''}"
+           if gap and not ruled_out else ""]
     return Attribution(UNEXPLAINED, "; ".join(w for w in why if w))
 
 

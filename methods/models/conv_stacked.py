@@ -63,9 +63,9 @@ def spatial_mean(x: Tensor) -> Tensor:
 class StackedConvNet(StackedModel):
     """``ConvNet``'s training-mode forward for parameters with a leading client dim."""
 
-    def __init__(self, hidden: Sequence[int], batchnorm_eps: float) -> None:
+    def __init__(self, hidden: Sequence[int], batchnorm_eps: Sequence[float]) -> None:
         self.hidden = tuple(int(h) for h in hidden)
-        self.batchnorm_eps = batchnorm_eps
+        self.batchnorm_eps = tuple(batchnorm_eps)
 
     def groups_clients(self, sample_shape: torch.Size, batch_size: int) -> bool:
         _, height, width = sample_shape
@@ -104,7 +104,7 @@ class StackedConvNet(StackedModel):
 
     def _norm_pool_relu(self, x: Tensor, weight: Tensor, bias: Tensor, block: int) -> Tensor:
         """Training-mode batch norm (batch statistics, as nn.BatchNorm2d), then pool and ReLU."""
-        x = F.batch_norm(x, None, None, weight, bias, training=True, eps=self.batchnorm_eps)
+        x = F.batch_norm(x, None, None, weight, bias, training=True, eps=self.batchnorm_eps[block])
         if block < len(self.hidden) - 1:
             x = F.max_pool2d(x, 2)
         return F.relu(x)
