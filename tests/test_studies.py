@@ -218,6 +218,7 @@ def test_a_points_cost_is_measured_or_estimated_from_the_nearest_measured_point(
     assert costs[2].text() == "| 1280 | 2 of 4 | 575 | 1,150 |"
     assert "about 4,492 (estimate)" in costs[3].text()
     assert point_costs([1, 2], {}, planned=4)[1].estimate is None
+    assert point_costs([0, 2], {0: [480.0]}, planned=25)[1].estimate is None  # an exponent's 0 scales nothing
 
 
 def test_an_order_claims_study_trends_the_paired_differences_its_verdict_tests() -> None:

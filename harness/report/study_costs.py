@@ -11,9 +11,10 @@ from harness.report.study_reading import ClaimReading, PointCost
 
 
 def point_costs(values: list[int | float], walls: dict[int | float, list[float]], planned: int) -> list[PointCost]:
-    """Each point's measured cost; points without runs estimated from the nearest measured point."""
+    """Each point's measured cost; points without runs estimated from the nearest measured point, where both
+    values are positive (an axis through 0, such as an exponent, does not scale a run's work)."""
     costs = [PointCost(value, planned, walls.get(value, [])) for value in values]
-    measured = [c for c in costs if c.walls]
+    measured = [c for c in costs if c.walls and c.value > 0]
     for cost in costs:
         if not cost.walls and measured and isinstance(cost.value, (int, float)) and cost.value > 0:
             nearest = min(measured, key=lambda c: abs(math.log(cost.value / c.value)))
