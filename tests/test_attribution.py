@@ -372,6 +372,7 @@ def test_a_covered_study_point_rules_the_implementation_out_or_makes_the_fail_it
     assert undecided.whose == UNEXPLAINED
     assert "not ruled out: client: not below width 1 (at study `eps`" in undecided.why
     assert "it is INCONCLUSIVE" in undecided.why
+    assert "it is not tested" in attribute("c", "learning", at_point("SKIPPED")).why  # no records there yet
 
 
 def test_a_studys_point_is_read_where_the_committed_fixtures_cover_every_part() -> None:

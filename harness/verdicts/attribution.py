@@ -216,7 +216,7 @@ def _scale_or_unexplained(claim: str, profile: str, evidence: Evidence) -> Attri
         return Attribution(SCALE, f"the models reach {tested.fraction:.2f} of the paper's gain over chance here, "
                                   f"below {LEARNED}, and no claim of the same relation FAILs where they learn")
     ruled_out, gap = _ruled_out(claim, profile, evidence), evidence.conformance_gaps.get((claim, profile), "")
-    undecided = ", ".join(f"{p.text()}, it is {p.status}" for p in _covered_points(claim, profile, evidence)
+    undecided = ", ".join(f"{p.text()}, it {_said_status(p.status)}" for p in _covered_points(claim, profile, evidence)
                           if p.status not in ("PASS", "FAIL"))
     why = [f"not {SCALE}: {_why_not_scale(claim, profile, evidence)}", _why_not_setting(claim, profile, evidence),
            f"the implementation is ruled out: {ruled_out}" if ruled_out else "",
@@ -235,9 +235,13 @@ def _why_not_setting(claim: str, profile: str, evidence: Evidence) -> str:
 
 
 def _said(verdict: VerdictAt | None) -> str:
-    if verdict is None or verdict.status == "SKIPPED":
+    return _said_status("SKIPPED" if verdict is None else verdict.status)
+
+
+def _said_status(status: str) -> str:
+    if status == "SKIPPED":
         return "is not tested"
-    return {"FAIL": "FAILs", "PASS": "PASSes"}.get(verdict.status, f"is {verdict.status}")
+    return {"FAIL": "FAILs", "PASS": "PASSes"}.get(status, f"is {status}")
 
 
 def _fails_where_learned(claim: str, evidence: Evidence) -> list[VerdictAt]:
