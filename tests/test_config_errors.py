@@ -80,7 +80,7 @@ def test_a_misspelt_setting_inside_a_tagged_union_is_matched_against_the_chosen_
     assert problem.line == line
     assert "did you mean 'hidden'?" in problem.message
     far, _ = _one_problem(tmp_path / "far", "{arch: conv, hidden:", "{arch: conv, zzz: 1, hidden:")
-    valid = "arch, hidden, image_size, in_channels, num_classes, width_scale"
+    valid = "arch, batchnorm_eps_exponent, hidden, image_size, in_channels, num_classes, width_scale"
     assert f"unknown setting 'zzz' (valid: {valid})" in far.message
     assert "seq_len" not in far.message  # the char_lstm member's settings are not the conv model's
 
