@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
-from harness.statistics.stats import CONFIDENCE
+from harness.statistics.stats import CONFIDENCE, upper_quantile
 
 
 def fisher_z(r: float) -> float:
@@ -184,7 +184,7 @@ class PooledCorrelation:
     n: int
 
     def critical(self, one_sided_alpha: float) -> float:
-        return float(stats.norm.isf(one_sided_alpha) if self.df is None else stats.t.isf(one_sided_alpha, self.df))
+        return upper_quantile(one_sided_alpha, self.df)
 
     def interval(self, confidence: float) -> tuple[float, float]:
         half = self.critical((1 - confidence) / 2) * self.se
@@ -200,7 +200,7 @@ class PooledCorrelation:
 
     @property
     def q_p_value(self) -> float:
-        return float(stats.chi2.sf(self.q, self.seeds - 1)) if self.seeds > 1 else math.nan
+        return float(special.chdtrc(self.seeds - 1, self.q)) if self.seeds > 1 else math.nan  # stats.chi2.sf
 
     def heterogeneity_text(self) -> str:
         if self.seeds < 2:

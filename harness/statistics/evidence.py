@@ -21,9 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
-from scipy import stats
-
-from harness.statistics.stats import range_fail_critical
+from harness.statistics.stats import range_fail_critical, upper_quantile, upper_tail
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 
@@ -64,7 +62,7 @@ class Evidence:
     def _critical(self, alpha: float) -> float:
         if alpha <= 0.0:
             return math.inf
-        return float(stats.norm.isf(alpha) if self.df is None else stats.t.isf(alpha, self.df))
+        return upper_quantile(alpha, self.df)
 
     @property
     def fail_at(self) -> float:
@@ -100,7 +98,7 @@ class Evidence:
     def _tail(self, value: float) -> float:
         if math.isnan(value):
             return math.nan
-        return float(stats.norm.sf(value) if self.df is None else stats.t.sf(value, self.df))
+        return upper_tail(value, self.df)
 
     def scaled(self, factor: float) -> Evidence:
         """The same comparison with both levels multiplied by `factor` (a multiplicity correction)."""

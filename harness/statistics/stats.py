@@ -1,4 +1,4 @@
-"""The statistics verdicts rest on: scipy.stats for tests and intervals, statsmodels for power."""
+"""The statistics verdicts rest on: scipy.stats for tests and intervals (power: `harness.statistics.power`)."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, special, stats
-from statsmodels.tools import sm_exceptions  # noqa: F401 - imported first: it installs warning filters on import
 
 POWER = 0.8
 """The power at which detectable effects and the seeds needed to decide are stated."""
@@ -51,26 +50,34 @@ def mean_interval(values: Sequence[float], confidence: float) -> tuple[float, fl
     return float(low), float(high)
 
 
+def upper_tail(value: float, df: float | None) -> float:
+    """P(T ≥ value) for a standard normal T (df None) or Student's t on df: the scipy.special ufuncs that
+    scipy.stats' norm.sf and t.sf call, bit for bit, without their argument handling (50 times slower, and
+    on every comparison of every verdict)."""
+    return float(special.ndtr(-value) if df is None else special.stdtr(df, -value))
+
+
+def upper_quantile(level: float, df: float | None) -> float:
+    """The value T exceeds with probability `level` (scipy.stats' norm.isf, or t.isf on df), as `upper_tail`."""
+    return float(-special.ndtri(level) if df is None else -special.stdtrit(df, level))
+
+
 def range_fail_critical(alpha: float, width: float | None, df: float | None) -> float:
     """The critical value c at which one side of a two-sided range fails: a statistic (standard errors
     past that edge, negative outside) at or below −c. With the truth on that edge the far side fails too
     with the statistic beyond −c − width, so c solves P(T ≥ c) + P(T ≥ c + width) = α: the chance of
     FAIL is at most α at every true value inside the range (it is largest at the edges), where each side
     at α alone gives up to 2α on a narrow range. `width` in standard errors (None or inf: one side)."""
-    def sf(value: float) -> float:  # scipy.special's ufuncs, which stats.norm.sf and stats.t.sf call: 50 times faster
-        return float(special.ndtr(-value) if df is None else special.stdtr(df, -value))
-
-    def isf(level: float) -> float:
-        return float(-special.ndtri(level) if df is None else -special.stdtrit(df, level))
-
     if alpha <= 0.0:
         return math.inf
     if width is None or math.isinf(width) or alpha >= 1.0:
-        return isf(alpha)
-    def chance(c: float) -> float:
-        return sf(c) + sf(c + width) - alpha
+        return upper_quantile(alpha, df)
 
-    one_side, both = isf(alpha), isf(alpha / 2.0)  # a range so wide the far side adds nothing; one of width 0
+    def chance(c: float) -> float:
+        return upper_tail(c, df) + upper_tail(c + width, df) - alpha
+
+    # a range so wide that the far side adds nothing, and one of width 0
+    one_side, both = upper_quantile(alpha, df), upper_quantile(alpha / 2.0, df)
     if chance(one_side) <= 0.0:
         return one_side
     if chance(both) >= 0.0:

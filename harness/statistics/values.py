@@ -14,7 +14,7 @@ from harness.statistics.evidence import Evidence, combine, decided
 from harness.statistics.outcome import ERROR, FAIL, INCONCLUSIVE, PASS, SEVERITY, Decision, fmt, level_text, most_needed
 from harness.statistics.power import Power, inclusion_power, sensitivity, sign_power, t_power
 from harness.statistics.series import Series
-from harness.statistics.stats import sign_count_p, sign_test_seeds, summarize
+from harness.statistics.stats import sign_count_p, sign_test_seeds, summarize, upper_quantile
 
 
 def not_a_number(series: Series) -> Decision | None:
@@ -173,7 +173,7 @@ def _mean_test(expectation, series: Series, fail_alpha: float) -> Decision:
     if admitted.one_sided:
         return _bound_test(admitted, alpha, values, s.mean, head, status, evidence, fail_alpha)
     low, high = admitted.low, admitted.high
-    t_critical = float(scipy_stats.t.isf(alpha, s.n - 1))
+    t_critical = upper_quantile(alpha, s.n - 1)
     ci_low, ci_high = s.mean - t_critical * se, s.mean + t_critical * se
     where = {PASS: "lies inside", FAIL: "lies outside", INCONCLUSIVE: "straddles a bound of"}[status]
     power = inclusion_power(s.mean, s.std, low, high, s.n, alpha) if status == INCONCLUSIVE else None
