@@ -20,6 +20,7 @@ from harness.schema.observations.correlation import CorrelationObservation
 from harness.schema.observations.difference import DifferenceObservation
 from harness.schema.observations.metric import MetricObservation
 from harness.statistics import correlation_estimates, stats
+from harness.statistics.power import PRACTICAL_UNITS, fisher_power, spread_power
 from harness.statistics.series import Observed, Series
 from harness.verdicts.verify import FAIL, INCONCLUSIVE, PASS, evaluate
 
@@ -160,6 +161,29 @@ def test_inconclusive_reports_detectable_effect_and_seeds_needed() -> None:
     assert power.needed == math.ceil(solver.solve_power(effect_size=1.6 / sd, alpha=0.05, power=0.8,
                                                          alternative="larger"))
     assert power.unit == "seeds" and power.needed > 3
+
+
+@pytest.mark.parametrize("effect", [0.05, 0.3, 1.0, 2.9, 4.9])
+def test_a_t_test_s_seeds_needed_are_statsmodels_solution_rounded_up(effect: float) -> None:
+    """The power figures use statsmodels' formula on scipy.special; its solver is the reference (4.9 SD: the
+    noncentral t's ufunc returns NaN far in the tail, where the search must not stop)."""
+    solver = TTestPower()
+    if solver.power(effect_size=effect, nobs=2, alpha=0.05, alternative="larger") >= 0.8:
+        expected = 2
+    else:
+        expected = math.ceil(solver.solve_power(effect_size=effect, alpha=0.05, power=0.8, alternative="larger"))
+    assert spread_power(1.0, 5, effect, 0.05).needed == (expected if expected <= PRACTICAL_UNITS else None)
+
+
+@pytest.mark.parametrize("z", [0.05, 0.4, 1.0, 2.5])
+def test_a_fisher_z_s_units_needed_and_detectable_are_the_closed_form(z: float) -> None:
+    """A one-sided z-test reaches power 0.8 at n = ((z₀.₉₅ + z₀.₈)/effect)² units: for a large effect that is
+    under 2, where statsmodels' solver stops converging and the figure once read 'too small for 1000'."""
+    power = fisher_power(z, 0.0, 20, 1.0, "clients", 0.05)
+    quantiles = 1.6448536269514722 + 0.8416212335729143
+    units = max(2, math.ceil((quantiles / z) ** 2))
+    assert power.needed == (units if units <= PRACTICAL_UNITS else None)
+    assert math.atanh(power.detectable) == pytest.approx(quantiles / math.sqrt(20), rel=1e-12)
 
 
 def test_not_better_pass_reports_what_it_could_have_detected() -> None:
