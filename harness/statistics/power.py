@@ -56,15 +56,22 @@ def sensitivity(power: Power) -> Power:
     return Power(power.unit, power.have, power.detectable, None, power.note if power.needed is None else "")
 
 
+def _noncentral_t_tail(critical, df, noncentrality):
+    """P(T ≥ critical) for a noncentral t: 1 − scipy.special.nctdtr, and scipy.stats' nct.sf where that ufunc
+    returns NaN (its series does not converge far in the tail, at large noncentrality and df: a NaN there once
+    stopped the search for the seeds needed at 513 where 5 decide)."""
+    tail = 1.0 - special.nctdtr(df, noncentrality, critical)
+    missing = np.isnan(tail)
+    if np.any(missing):
+        tail = np.where(missing, stats.nct.sf(critical, df, noncentrality), tail)
+    return tail
+
+
 def _t_test_power(effect_sd: float, n: float, alpha: float) -> float:
     """P(a one-sided one-sample t-test at `alpha` on n units rejects) for a true effect of `effect_sd` SDs."""
     df = n - 1.0
     critical = -special.stdtrit(df, alpha)  # scipy.stats.t.isf(alpha, df)
-    noncentrality = effect_sd * math.sqrt(n)
-    power = 1.0 - special.nctdtr(df, noncentrality, critical)
-    if math.isnan(power):  # the ufunc's series does not converge far in the tail (power ≈ 1): scipy.stats' sf does
-        power = stats.nct.sf(critical, df, noncentrality)
-    return float(power)
+    return float(_noncentral_t_tail(critical, df, effect_sd * math.sqrt(n)))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -154,7 +161,7 @@ def _inclusion_probability(low_distance: float, high_distance: float, sd: float,
     scale = sd / np.sqrt(n)
     if t_based:
         critical = special.stdtrit(n - 1, 1.0 - alpha)
-        each = [1.0 - special.nctdtr(n - 1, d / scale, critical) for d in (low_distance, high_distance)]
+        each = [_noncentral_t_tail(critical, n - 1, d / scale) for d in (low_distance, high_distance)]
     else:
         critical = special.ndtri(1.0 - alpha)
         each = [special.ndtr(d / scale - critical) for d in (low_distance, high_distance)]
