@@ -58,8 +58,8 @@ def sensitivity(power: Power) -> Power:
 
 def _noncentral_t_tail(critical, df, noncentrality):
     """P(T ≥ critical) for a noncentral t: 1 − scipy.special.nctdtr, and scipy.stats' nct.sf where that ufunc
-    returns NaN (its series does not converge far in the tail, at large noncentrality and df: a NaN there once
-    stopped the search for the seeds needed at 513 where 5 decide)."""
+    returns NaN (its series does not converge far in the tail, at large noncentrality and df: read as 'not
+    enough', such a NaN once sent a range's search for the seeds needed to 513 where 5 decide)."""
     tail = 1.0 - special.nctdtr(df, noncentrality, critical)
     missing = np.isnan(tail)
     if np.any(missing):
