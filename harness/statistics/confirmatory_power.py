@@ -3,19 +3,13 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
-
-from harness.statistics.power import smallest_units
+from harness.statistics.power import smallest_units, t_test_power
 
 
 def paired_t_power(effect_sd: float, seeds: int, alpha: float) -> float:
     """P(PASS) of a one-sided one-sample t-test on `seeds` values whose true mean is `effect_sd` SDs past the
-    bound (the noncentral t)."""
-    if seeds < 2:
-        return 0.0
-    df = seeds - 1
-    critical = stats.t.isf(alpha, df)
-    return float(stats.nct.sf(critical, df, effect_sd * math.sqrt(seeds)))
+    bound (the noncentral t; none on one seed)."""
+    return t_test_power(effect_sd, seeds, alpha) if seeds >= 2 else 0.0
 
 
 def paired_t_seeds(effect_sd: float, alpha: float, target: float) -> int | None:
