@@ -52,12 +52,11 @@ from harness.design.seed_counts import (
     pooled_range_seeds,
     range_power_text,
     shift_power_text,
-    t_quantile,
 )
 from harness.design.spreads import SeriesNumbers, stored_sd, stored_tau_squared
 from harness.statistics.correlation_estimates import fisher_z
 from harness.statistics.power import PRACTICAL_UNITS
-from harness.statistics.stats import POWER, sign_test_seeds
+from harness.statistics.stats import POWER, sign_test_seeds, upper_quantile
 
 DEFAULT_TAU = 0.1
 """Between-seed standard deviation of a correlation's Fisher z where no stored records give one:
@@ -124,12 +123,12 @@ def _per_seed_range_design(expectation, clients: int, controls: int) -> Reading:
     alpha, weight = expectation.alpha, clients - 3 - controls
     width_z = fisher_z(high) - fisher_z(low)
     fail_seeds = 1 if low > -1.0 or high < 1.0 else None
-    interval = 2 * t_quantile(alpha, None) / math.sqrt(weight)
+    interval = 2 * upper_quantile(alpha, None) / math.sqrt(weight)
     if interval <= width_z:
         return True, fail_seeds is not None, 1, fail_seeds, (f"each seed's {1 - 2 * alpha:.0%} Fisher-z interval "
                                                              f"over {clients} clients is {_fmt(interval)} wide in z, "
                                                              f"within the range's {_fmt(width_z)}"), ""
-    clients_needed = math.ceil((2 * t_quantile(alpha, None) / width_z) ** 2 - 1e-9) + 3 + controls
+    clients_needed = math.ceil((2 * upper_quantile(alpha, None) / width_z) ** 2 - 1e-9) + 3 + controls
     se_text = f"√(1/{weight})" + (", partial on one quantity" if controls else "")
     reason = (f"each seed's {1 - 2 * alpha:.0%} Fisher-z interval over {clients} clients (se {se_text}) is "
               f"{_fmt(interval)} wide in z, the range [{low:g}, {high:g}] only {_fmt(width_z)}, and more seeds do "
@@ -210,7 +209,7 @@ def spread_design(expectation) -> Reading:
     width = math.log(admitted.high / admitted.low)
     if width <= 0.0:
         return False, True, None, 2, "a range of width 0 on a ratio of seed spreads is never an interval", ""
-    z = t_quantile(expectation.alpha, None)
+    z = upper_quantile(expectation.alpha, None)
     seeds = fewest_seeds(lambda n: 2 * z * math.sqrt(1 / (n - 1)) <= width, 2)
     return True, True, seeds, 2, (f"the log ratio's interval (se √(1/(n − 1))) fits the range's {_fmt(width)} "
                                   f"from {seeds} seeds of each"), ""

@@ -12,10 +12,6 @@ from harness.statistics.power import PRACTICAL_UNITS, t_test_power
 from harness.statistics.stats import POWER, upper_quantile
 
 
-def t_quantile(alpha: float, df: int | None) -> float:
-    return upper_quantile(alpha, df)
-
-
 def _chi2_pdf(x: float, df: int) -> float:
     """scipy.stats.chi2.pdf(x, df), its own formula on the ufuncs it calls: the integrand of `range_pass_chance`
     calls it a hundred times an integral, where scipy.stats' argument handling took 90% of `fedclaims validate`."""
@@ -37,7 +33,7 @@ def mean_range_seeds(width: float, sd: float, alpha: float) -> int | None:
     """Seeds at which the mean's (1 − 2α) t-interval, at seed spread `sd`, fits a range of `width`."""
     if sd == 0.0:
         return 2
-    return fewest_seeds(lambda n: 2 * t_quantile(alpha, n - 1) * sd / math.sqrt(n) <= width, 2)
+    return fewest_seeds(lambda n: 2 * upper_quantile(alpha, n - 1) * sd / math.sqrt(n) <= width, 2)
 
 
 def range_pass_chance(width: float, sd: float, seeds: int, alpha: float) -> float:
@@ -77,7 +73,7 @@ def pooled_range_seeds(width_z: float, weight: float, tau_squared: float, alpha:
     variance τ²) has a (1 − 2α) Hartung-Knapp interval that fits a range `width_z` wide in z."""
     def fits(seeds: int) -> bool:
         if seeds == 1:
-            return 2 * t_quantile(alpha, None) / math.sqrt(weight) <= width_z
-        return 2 * t_quantile(alpha, seeds - 1) * math.sqrt((1 / weight + tau_squared) / seeds) <= width_z
+            return 2 * upper_quantile(alpha, None) / math.sqrt(weight) <= width_z
+        return 2 * upper_quantile(alpha, seeds - 1) * math.sqrt((1 / weight + tau_squared) / seeds) <= width_z
 
     return fewest_seeds(fits, 1)
