@@ -1,8 +1,11 @@
 """PreResNet18 family: slicing axes, size, sub-model exactness, and costs."""
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from methods.costs import cost_fractions, mac_count, parameter_count
@@ -92,6 +95,30 @@ def test_layout_follows_heterofl_preresnet() -> None:
                                     for n in norms)
     assert model(torch.randn(2, 3, 16, 16)).shape == (2, 10)
 
+
+def test_projection_shortcut_is_the_strided_1x1_conv() -> None:
+    block = PreResNet18Family(3, 10, SMALL).build().stages[1][0]
+    x = torch.randn(2, SMALL[0], 16, 16)
+    expected = F.conv2d(F.relu(block.bn1(x)), block.shortcut.weight, stride=2)
+    out = F.relu(block.bn1(x))
+    assert torch.equal(block.shortcut(out[:, :, ::2, ::2]), expected)
+    assert block.shortcut.stride == (1, 1) and block.stride == 2
+
+
+def test_narrowest_paper_client_trains_in_float32_with_float64_gradients() -> None:
+    """The paper profile's width-1/16 FedRolex client (4-8-16-32 channels) on channels-last float32 input,
+    the case where oneDNN's strided 1x1 weight gradient crashes or is wrong on AVX2 (oneDNN#6035): every
+    gradient of one training step matches the same step in float64 (which oneDNN does not compute)."""
+    family = PreResNet18Family(3, 10, tuple(kept_units(n, 1 / 16) for n in FULL))
+    assert family.hidden == (4, 8, 16, 32)
+    model64 = family.build(generator=torch.Generator().manual_seed(0))
+    model32 = copy.deepcopy(model64).float()
+    inputs = torch.randn(10, 3, 32, 32, generator=torch.Generator().manual_seed(1))
+    labels = torch.arange(10)
+    F.cross_entropy(model64(inputs), labels).backward()
+    F.cross_entropy(model32(inputs.float()), labels).backward()
+    for (name, p64), p32 in zip(model64.named_parameters(), model32.parameters(), strict=True):
+        torch.testing.assert_close(p32.grad, p64.grad.float(), rtol=1e-3, atol=1e-5, msg=name)
 
 def test_full_parameter_count_matches_formula() -> None:
     family = PreResNet18Family(3, 10, FULL)

@@ -15,7 +15,7 @@ from torch import Tensor, nn
 
 from methods.models.slicing import Axis, SliceableFamily, default_init_
 
-# fedclaims behaviour version: 1
+# fedclaims behaviour version: 2
 
 STRIDES = (1, 2, 2, 2)
 BLOCKS_PER_STAGE = 2
@@ -31,6 +31,11 @@ class PreActBlock(nn.Module):
 
     ``projection`` adds a 1x1 conv (stride ``stride``) on the pre-activated input; without it
     the raw input is added (identity), which needs ``in_channels == out_channels`` and stride 1.
+    The projection is computed as what it is, a 1x1 conv of every ``stride``-th pixel: the pixels
+    are taken first and the conv runs at stride 1. A strided 1x1 conv on channels-last input takes
+    oneDNN's reduce-to-unit-stride path, whose weight gradient writes past its workspace when the
+    input has fewer channels than the kernel's block (uxlfoundation/oneDNN#6035: a crash or wrong
+    gradients on AVX2; the paper profile's width-1/16 FedRolex clients have 4).
     """
 
     def __init__(self, in_channels: int, inner: int, out_channels: int, stride: int,
@@ -42,12 +47,13 @@ class PreActBlock(nn.Module):
         self.conv1 = nn.Conv2d(in_channels, inner, 3, stride=stride, padding=1, bias=False)
         self.bn2 = _norm(inner)
         self.conv2 = nn.Conv2d(inner, out_channels, 3, stride=1, padding=1, bias=False)
-        self.shortcut = (nn.Conv2d(in_channels, out_channels, 1, stride=stride, bias=False)
-                         if projection else None)
+        self.shortcut = nn.Conv2d(in_channels, out_channels, 1, bias=False) if projection else None
+        self.stride = stride
 
     def forward(self, x: Tensor) -> Tensor:
         out = F.relu(self.bn1(x))
-        shortcut = self.shortcut(out) if self.shortcut is not None else x
+        step = self.stride
+        shortcut = self.shortcut(out[:, :, ::step, ::step]) if self.shortcut is not None else x
         out = self.conv1(out)
         out = self.conv2(F.relu(self.bn2(out)))
         return out + shortcut
