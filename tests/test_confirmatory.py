@@ -270,3 +270,50 @@ def test_a_per_seed_difference_tested_against_a_bound_is_powered_on_its_distance
     negated = catalog.claim("fedrolex.weighting.size-not-better")
     with pytest.raises(PlanError, match=r"claims/fedrolex\.yaml:\d+: claim fedrolex\.weighting\.size-not-better"):
         paired_differences(negated, "standard", verdict)
+
+
+@pytest.mark.parametrize(("workers", "variants", "at_once"), [(1, 1, 1), (2, 1, 2), (2, 2, 1), (4, 2, 2), (2, 3, 1)])
+def test_a_plan_runs_as_many_seeds_side_by_side_as_give_each_worker_a_run(workers: int, variants: int,
+                                                                          at_once: int) -> None:
+    from harness.sequential.confirmatory_runs import seeds_at_once
+    assert seeds_at_once(workers, variants) == at_once
+
+
+def test_confirm_run_runs_the_missing_seeds_in_batches_and_adds_each_finished_seed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workers and a one-variant plan: the missing seeds run two at a time, each batch in one execution;
+    a finished seed's records are added even where its batch partner failed, which is then named."""
+    from harness.sequential import confirmatory_runs as runs
+    source = REPO / "records" / "confirmatory" / "hasfl.table4.cifar10.estimate-tracks-capacity.json"
+    (tmp_path / "records" / "confirmatory").mkdir(parents=True)
+    shutil.copy(source, tmp_path / "records" / "confirmatory" / source.name)
+    plan = read_plan(source)
+    done_before, failing = set(plan.seeds[:-5]), plan.seeds[-2]
+    executed, added, said = [], [], []
+
+    class Context:
+        def __init__(self, settings, loaded, profile, catalog, fetch, console):
+            self.settings, self.loaded, self.variants = settings, loaded, ["hasfl"]
+            self.catalog = self.experiment = self.profile = self.fingerprints = None
+            self.store = SimpleNamespace(reusable=lambda key: None if key == failing else {"key": key})
+
+        def has_seed(self, seed: int) -> bool:
+            return seed in done_before
+
+    def plan_variants(catalog, experiment, variants, profile, settings, store, data, seeds):
+        return [SimpleNamespace(seed=s, key=s) for s in seeds], 0
+
+    monkeypatch.setattr(runs, "select", lambda settings: (SimpleNamespace(claim=lambda c: SimpleNamespace(id=c)), {}))
+    monkeypatch.setattr(runs.confirmatory_history, "require_committed", lambda root, path: None)
+    monkeypatch.setattr(runs, "check_hypothesis", lambda plan, path, loaded: None)
+    monkeypatch.setattr(runs, "_Context", Context)
+    monkeypatch.setattr(runs, "plan_variants", plan_variants)
+    monkeypatch.setattr(runs, "execute", lambda requests, *rest: executed.append([r.seed for r in requests]))
+    monkeypatch.setattr(runs, "RecordBundle", lambda folder: SimpleNamespace(
+        add=lambda records: added.append([r["key"] for r in records])))
+    settings = SimpleNamespace(root=tmp_path, records_dir=tmp_path / "records", workers=2)
+    missing = plan.seeds[-5:]
+    with pytest.raises(runs.PlanError, match=rf"seed\(s\) \[{failing}\] did not finish"):
+        runs.run(settings, None, None, lambda claim, seed: said.append(seed))
+    assert executed == [missing[0:2], missing[2:4]], "two seeds a batch, stopped at the batch that failed"
+    assert added == [[missing[0]], [missing[1]], [missing[2]]] and said == missing[:3]

@@ -37,8 +37,9 @@ def add_commands(sub) -> None:
     confirm = sub.add_parser("confirm", help="pre-registered confirmatory tests on fresh seeds: plan writes one "
                                              "claim's plan (hypothesis, seeds, power calculation, α) to "
                                              "records/confirmatory/; "
-                                             "run runs the missing seeds of committed plans, adding each seed's "
-                                             "records to records/ as it completes; verify reads every plan, its "
+                                             "run runs the missing seeds of committed plans, as many side by side "
+                                             "as give each of --workers a run, adding each seed's records to "
+                                             "records/ as its batch completes; verify reads every plan, its "
                                              "verdict and its history (exit 2 on any problem)")
     confirm.add_argument("action", choices=("plan", "run", "verify"))
     confirm.add_argument("--claim", help="plan: the claim's id; run: only this claim's plan")

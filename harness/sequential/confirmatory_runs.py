@@ -182,8 +182,9 @@ def _record_paths(settings: Settings, context: _Context, plan: Plan) -> list[Pat
 def run(settings: Settings, claims: list[str] | None, console: Console,
         on_seed: Callable[[str, int], None] | None = None) -> int:
     """Run the missing seeds of the decidable plans (all, or those of `claims`), each seed's records added to the
-    committed records as it completes; returns the number of seeds run. A plan that is not committed unchanged
-    in git is refused: the plan must be on record before its first run."""
+    committed records as its batch completes; returns the number of seeds run. Seeds run side by side, as many as
+    give each worker a run (`seeds_at_once`). A plan that is not committed unchanged in git is refused: the plan
+    must be on record before its first run."""
     done = 0
     catalog, _ = select(settings)
     for path in plan_paths(settings.records_dir):
@@ -194,24 +195,42 @@ def run(settings: Settings, claims: list[str] | None, console: Console,
         loaded = catalog.claim(plan.claim)
         check_hypothesis(plan, path, loaded)
         context = _Context(settings, loaded, plan.profile, catalog, fetch=True, console=console)
-        for seed in plan.seeds:
-            if context.has_seed(seed):
-                continue
-            _run_seed(context, seed, console)
-            done += 1
-            if on_seed is not None:
-                on_seed(plan.claim, seed)
+        missing = [seed for seed in plan.seeds if not context.has_seed(seed)]
+        batch = seeds_at_once(settings.workers, len(context.variants))
+        for start in range(0, len(missing), batch):
+            added, unfinished = _run_seeds(context, missing[start:start + batch], console)
+            for seed in added:
+                done += 1
+                if on_seed is not None:
+                    on_seed(plan.claim, seed)
+            if unfinished:
+                raise PlanError(f"{plan.claim}: seed(s) {unfinished} did not finish every run (see the store's error "
+                                "records)")
     return done
 
 
-def _run_seed(context: _Context, seed: int, console: Console) -> None:
+def seeds_at_once(workers: int, variants: int) -> int:
+    """How many of a plan's seeds run side by side: enough that each worker has a run (every seed runs each of
+    the plan's variants), and at least one."""
+    return max(1, workers // max(1, variants))
+
+
+def _run_seeds(context: _Context, seeds: list[int], console: Console) -> tuple[list[int], list[int]]:
+    """Run every variant at `seeds` in one batch and add each complete seed's records to the committed ones:
+    (the seeds added, the seeds with a run that did not finish)."""
     for _ in range(MAX_DEPENDENCY_WAVES + 1):
         requests, waiting = plan_variants(context.catalog, context.experiment, context.variants, context.profile,
-                                          context.settings, context.store, context.fingerprints, seeds=[seed])
+                                          context.settings, context.store, context.fingerprints, seeds=seeds)
         execute(requests, context.store, context.settings, console)
         if not waiting:
             break
-    records = [context.store.reusable(r.key) for r in requests]
-    if any(r is None for r in records):
-        raise PlanError(f"{context.loaded.id}: seed {seed} did not finish every run (see the store's error records)")
-    RecordBundle(context.settings.records_dir).add(r for r in records if r is not None)
+    bundle = RecordBundle(context.settings.records_dir)
+    added, unfinished = [], []
+    for seed in seeds:
+        records = [context.store.reusable(r.key) for r in requests if r.seed == seed]
+        if any(r is None for r in records):
+            unfinished.append(seed)
+            continue
+        bundle.add(r for r in records if r is not None)
+        added.append(seed)
+    return added, unfinished
