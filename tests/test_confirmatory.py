@@ -218,6 +218,26 @@ def test_a_confirmatory_verdict_counts_as_decided_only_where_its_own_seeds_model
     assert "whose FAIL" not in "\n".join(shown.section(readings[:1], [], whose)), "a PASS has no whose"
 
 
+@pytest.mark.parametrize(("needed", "said"), [(57, "(undecidable at this budget)"), (30, "(decidable at this budget)"),
+                                              (None, "no number of seeds decides a new test")])
+def test_an_inconclusive_plan_says_what_a_new_test_would_need_against_its_budget(needed: int | None,
+                                                                                 said: str) -> None:
+    from harness.report import confirmatory as shown
+    from harness.sequential.confirmatory_runs import Reading
+    path = REPO / "records" / "confirmatory" / "hasfl.table4.cifar10.estimate-tracks-capacity.json"
+    plan = read_plan(path)
+    assert plan.budget.affordable_seeds == 37
+    inconclusive = _verdict("INCONCLUSIVE")
+    inconclusive.power = {"unit": "seeds", "have": 22, "detectable": 0.13, "needed": needed, "note": ""}
+    passed = _verdict("PASS")
+    passed.power = dict(inconclusive.power)
+    readings = [Reading(path, plan, "INCONCLUSIVE", "p", inconclusive), Reading(path, plan, "PASS", "p", passed)]
+    digest, text = shown.digest_lines(readings, []), "\n".join(shown.section(readings, []))
+    assert said in text and text.count("a new test") == 1, "the one look of a PASS is not spent"
+    if needed is not None:
+        assert f"**INCONCLUSIVE**; a new test: about {needed} seeds needed, 37 affordable; in [" in digest[2]
+    assert "a new test" not in digest[3] and all(len(line) <= 300 for line in digest)
+
 def test_records_verify_names_an_edited_plan(tmp_path: Path) -> None:
     from harness.sequential.committed import _confirmatory_problems
     from harness.settings import Settings

@@ -59,6 +59,23 @@ def _plan_text(reading: Reading, brief: bool = False) -> str:
             f"({plan.budget.affordable_seeds} seeds affordable in {plan.budget.thread_hours:g} hours)")
 
 
+def _look_spent(reading: Reading, brief: bool = False) -> str:
+    """An INCONCLUSIVE plan has spent its one look: what a new test at the effect and spread its seeds showed would
+    need (the verdict's power figure), against the plan's budget."""
+    power = reading.verdict.power if reading.status == "INCONCLUSIVE" and reading.verdict is not None else None
+    if not power:
+        return ""
+    needed, affordable = power.get("needed"), reading.plan.budget.affordable_seeds
+    if needed is None:
+        return "; no number of seeds decides a new test at the effect its seeds showed"
+    if brief:
+        return f"; a new test: about {needed} {power['unit']} needed, {affordable} affordable"
+    within = "decidable" if needed <= affordable else "undecidable"
+    return (f"; its one look is spent: a new test at the effect and spread its seeds showed needs about {needed} "
+            f"{power['unit']}, {affordable} affordable in {reading.plan.budget.thread_hours:g} hours of one thread "
+            f"({within} at this budget)")
+
+
 def _whose(reading: Reading, whose: Mapping[str, str]) -> str:
     said = whose.get(reading.plan.claim, "") if reading.status == "FAIL" else ""
     return f"; whose FAIL: {said}" if said else ""
@@ -74,8 +91,8 @@ def digest_lines(readings: list[Reading], refused: list[str], whose: Mapping[str
     for reading in readings:
         problems = f" — its evidence has {len(reading.problems)} problem(s)" if reading.problems else ""
         whose_said = _whose(reading, whose or {}).split(", because")[0]
-        lines.append(f"- `{reading.plan.claim}`: {_status(reading)}{whose_said}; {_plan_text(reading, brief=True)}"
-                     f"{problems}")
+        lines.append(f"- `{reading.plan.claim}`: {_status(reading)}{whose_said}{_look_spent(reading, brief=True)}; "
+                     f"{_plan_text(reading, brief=True)}{problems}")
     lines += [f"- refused: {line}" for line in refused]
     return lines + [""]
 
@@ -93,7 +110,7 @@ def section(readings: list[Reading], refused: list[str], whose: Mapping[str, str
         plan = reading.plan
         lines += [f"### `{plan.claim}`", "",
                   f"- verdict: {_status(reading)}" + (f" — {reading.reason}" if reading.verdict else "")
-                  + _whose(reading, whose or {}),
+                  + _whose(reading, whose or {}) + _look_spent(reading),
                   *([f"- evidence level: {reading.level.text}"] if reading.level is not None else []),
                   f"- hypothesis: {plan.hypothesis} (registered {plan.registered}, plan digest `{plan.digest[:12]}`)",
                   f"- seeds: {_plan_text(reading)}",
