@@ -67,7 +67,7 @@ def _noncentral_t_tail(critical, df, noncentrality):
     return tail
 
 
-def _t_test_power(effect_sd: float, n: float, alpha: float) -> float:
+def t_test_power(effect_sd: float, n: float, alpha: float) -> float:
     """P(a one-sided one-sample t-test at `alpha` on n units rejects) for a true effect of `effect_sd` SDs."""
     df = n - 1.0
     critical = -special.stdtrit(df, alpha)  # scipy.stats.t.isf(alpha, df)
@@ -78,9 +78,9 @@ def _t_test_power(effect_sd: float, n: float, alpha: float) -> float:
 def _t_detectable_sd(n: int, alpha: float) -> float:
     """The effect (in SDs) a one-sided t-test at `alpha` on n units detects with probability POWER."""
     high = 1.0
-    while _t_test_power(high, n, alpha) < POWER:
+    while t_test_power(high, n, alpha) < POWER:
         high *= 2.0
-    return float(optimize.brentq(lambda effect: _t_test_power(effect, n, alpha) - POWER, 0.0, high, xtol=1e-12))
+    return float(optimize.brentq(lambda effect: t_test_power(effect, n, alpha) - POWER, 0.0, high, xtol=1e-12))
 
 
 def _z_detectable_sd(n: int, alpha: float) -> float:
@@ -110,11 +110,6 @@ def t_power(values: Sequence[float], distance: float, alpha: float, unit: str = 
     if s.std == 0.0:
         return Power(unit, s.n, 0.0, s.n, "no spread between seeds")
     return spread_power(s.std, s.n, distance, alpha, unit)
-
-
-def t_test_power(effect_sd: float, n: int, alpha: float) -> float:
-    """Power of a one-sided one-sample t-test at level `alpha` on n units for an effect of `effect_sd` SDs."""
-    return _t_test_power(effect_sd, n, alpha)
 
 
 def spread_power(sd: float, n: int, distance: float, alpha: float, unit: str = "seeds") -> Power:
@@ -189,7 +184,7 @@ def _one_sided_needed(effect: float, alpha: float, t_based: bool) -> int | None:
     if effect < 1e-6:
         return None
     if t_based:
-        return smallest_units(lambda units: _t_test_power(effect, units, alpha) >= POWER)
+        return smallest_units(lambda units: t_test_power(effect, units, alpha) >= POWER)
     return _ceil_units((_z_detectable_sd(1, alpha) / effect) ** 2)
 
 

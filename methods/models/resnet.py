@@ -52,8 +52,7 @@ class PreActBlock(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         out = F.relu(self.bn1(x))
-        step = self.stride
-        shortcut = self.shortcut(out[:, :, ::step, ::step]) if self.shortcut is not None else x
+        shortcut = self.shortcut(out[:, :, ::self.stride, ::self.stride]) if self.shortcut is not None else x
         out = self.conv1(out)
         out = self.conv2(F.relu(self.bn2(out)))
         return out + shortcut
